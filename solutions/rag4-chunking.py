@@ -1,0 +1,254 @@
+# %% [markdown]
+# # rag4: Chunking with sliding windows
+#
+# A retriever does not hand a language model whole documents. It hands it
+# *chunks*: pieces small enough that one of them can be found by a question
+# and pasted into a prompt. How you cut decides what can be found.
+#
+# This lab builds the simplest chunkers, windows that slide over the text, and
+# looks at their two dials:
+#
+# - **size**: how much text a chunk holds. Too big and a single fact is
+#   drowned in everything around it; too small and the fact loses the words
+#   that say what it is about.
+# - **overlap**: how much neighbouring chunks share. Without it, a fact that
+#   sits on a boundary is cut in two and no chunk holds it whole.
+#
+# You write two functions, `word_windows` and `token_windows`. The lab ends by
+# checking three invariants and exits non-zero if one fails.
+#
+# Run it with `python labs/rag4-chunking.py`.
+
+# %%
+import re
+
+from academy_llm import (
+    DATASETS,
+    Invariants,
+    check_budget,
+    check_lossless,
+    check_text_and_window,
+    count_tokens,
+    embed,
+    make_chunk,
+    run_lab,
+    show_chunks,
+    token_starts,
+    top_k,
+)
+
+# %% [markdown]
+# ## 1. Word windows
+#
+# The first chunker counts words. A "word" here is a run of non-space
+# characters, so `"v2.6.1,"` is one word. A window holds `size` words; the
+# next window starts `size - overlap` words later.
+#
+# The chunk is an **exact slice** of the document: it runs from the first
+# character of its first word to the last character of its last word, and
+# `chunk.start`/`chunk.end` say where. We never rebuild the text by joining
+# words (that would lose the original spacing and line breaks), and we never
+# look a chunk up again with `str.find` (on repeated text such as
+# `"chunk chunk chunk"` it returns the wrong place).
+
+
+# %%
+def word_windows(text, size, overlap=0):
+    """Split `text` into windows of `size` words, neighbours sharing `overlap` words.
+
+    Returns a list of Chunk (kind "words"). Whitespace between two windows may
+    fall outside every chunk; every word is in at least one chunk.
+    """
+    # BEGIN SOLUTION
+    # hint: Start with check_text_and_window(text, size, overlap) for the errors.
+    # hint: Find word spans with re.finditer(r"\S+", text): match.start(), match.end().
+    # hint: Window k covers words[first : first + size], first = k * (size - overlap);
+    # hint: stop after the window that holds the last word. Build each with make_chunk.
+    check_text_and_window(text, size, overlap)
+    words = [(match.start(), match.end()) for match in re.finditer(r"\S+", text)]
+    chunks = []
+    for first in range(0, len(words), size - overlap):
+        last = min(first + size, len(words)) - 1
+        chunks.append(make_chunk(text, words[first][0], words[last][1], kind="words"))
+        if last == len(words) - 1:
+            break
+    return chunks
+    # END SOLUTION
+
+
+# %% [markdown]
+# ## 2. Token windows
+#
+# Embedding models and prompts are measured in **tokens**, not words, so a
+# budget in tokens is the one that matters. `token_starts(text)` gives the
+# character offset where each token begins (from tiktoken's `cl100k_base`,
+# loaded offline). A window of `max_tokens` tokens runs from one token start
+# to another, so it never cuts a token in half.
+#
+# One subtlety: the budget must hold for the chunk **counted on its own**
+# (that is how an embedding API will count it). Counting a slice on its own
+# can give a token or two more than it had inside the whole text, because the
+# tokenizer groups characters differently at the new edges. So after choosing
+# a window, count it with `count_tokens` and, if it is over, give back one
+# token at a time.
+#
+# Notice that we tokenize the document **once**. Each window is counted once
+# more, so the work grows with the length of the text, not with its square.
+
+
+# %%
+def token_windows(text, max_tokens, overlap=0):
+    """Split `text` into windows of at most `max_tokens` tokens, sharing `overlap` tokens.
+
+    Windows start and end at token starts, cover every character of the
+    text (spaces included) and each counts at most `max_tokens` tokens on its own.
+    """
+    # BEGIN SOLUTION
+    # hint: Start with check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens").
+    # hint: starts = token_starts(text); token i spans starts[i] to starts[i + 1] (or len(text)).
+    # hint: A window takes tokens first..last (at most max_tokens of them); while
+    # hint: count_tokens(window text) > max_tokens, drop its last token. The next window
+    # hint: starts `overlap` tokens before this one ended, and always moves forward.
+    check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
+    starts = token_starts(text)
+    ends = starts[1:] + [len(text)]
+    chunks = []
+    first = 0
+    while first < len(starts):
+        last = min(first + max_tokens, len(starts)) - 1
+        while count_tokens(text[starts[first] : ends[last]]) > max_tokens:
+            if last == first:
+                piece = text[starts[first] : ends[first]]
+                raise ValueError(
+                    f"{piece!r} at offset {starts[first]} needs {count_tokens(piece)} tokens "
+                    f"and cannot be cut inside a character; use max_tokens >= {count_tokens(piece)}"
+                )
+            last -= 1
+        chunks.append(make_chunk(text, starts[first], ends[last], kind="tokens"))
+        if last == len(starts) - 1:
+            break
+        first = max(last + 1 - overlap, first + 1)
+    return chunks
+    # END SOLUTION
+
+
+# %% [markdown]
+# ## 3. Try it
+#
+# The document is an operator's handbook for Orbit, the fictional job
+# scheduler this course's datasets describe. Buried in the middle is one fact
+# a user will ask about:
+
+# %%
+HANDBOOK = DATASETS / "orbit-operator-handbook.txt"
+FACT = (
+    "The server gives a silent satellite exactly 45 seconds, measured from its last "
+    "heartbeat, before it marks the satellite as lost and requeues its work."
+)
+QUESTION = "How long can a satellite stay quiet before the server declares it lost?"
+
+# Window sizes used below. At 128 tokens with no overlap, a window boundary
+# falls inside FACT (the lab checks it), which is what step 6 needs.
+CHUNK_TOKENS = 128
+OVERLAP_TOKENS = 32
+
+
+def holds(chunk, start, end):
+    """True if `chunk` holds the whole span [start, end) of its document."""
+    return chunk.start <= start and end <= chunk.end
+
+
+def rank_chunks(question, chunks, k=3):
+    """The k chunks most similar to `question`, as (chunk, score), best first."""
+    vectors = embed([chunk.embedding_text for chunk in chunks])
+    question_vector = embed([question])[0]
+    return [(chunks[row], score) for row, score in top_k(question_vector, vectors, k)]
+
+
+def step_why_chunk(document, fact_start, fact_end):
+    """Compare one big chunk (the page) with small ones: which matches the question best?"""
+    print("\n1. Why chunk at all?")
+    print(f"   The handbook has {len(document.split())} words, {count_tokens(document)} tokens.")
+    print(f"   Question: {QUESTION!r}")
+    page_score = rank_chunks(QUESTION, [make_chunk(document, 0, len(document))], k=1)[0][1]
+    print(f"   Whole page as one chunk: similarity {page_score:.3f}")
+    windows = word_windows(document, 80, 20)
+    print(f"   {len(windows)} windows of 80 words, the best three:")
+    for place, (chunk, score) in enumerate(rank_chunks(QUESTION, windows, k=3), 1):
+        mark = "holds the fact" if holds(chunk, fact_start, fact_end) else ""
+        print(f"     {place}. [{chunk.start:>5}, {chunk.end:>5})  {score:.3f}  {mark}")
+    print("   A small chunk that holds the fact matches better than the page that")
+    print("   holds it too: the rest of the page pulls the page's vector elsewhere.")
+
+
+def step_size_dial(document, fact_start, fact_end):
+    """Show how the rank of the fact's chunk changes with window size."""
+    print("\n2. The size dial (word windows, overlap 25%)")
+    print(f"   {'size':>5} {'chunks':>7} {'rank of the best chunk holding the fact':>40}")
+    for size in (20, 40, 80, 160, 320):
+        chunks = word_windows(document, size, size // 4)
+        ranked = rank_chunks(QUESTION, chunks, k=len(chunks))
+        ranks = [r for r, (c, _) in enumerate(ranked, 1) if holds(c, fact_start, fact_end)]
+        print(f"   {size:>5} {len(chunks):>7} {ranks[0] if ranks else 'none holds it whole':>40}")
+
+
+def step_show_windows(document):
+    """Print the first token windows with their overlap visible."""
+    print(f"\n3. Token windows: {CHUNK_TOKENS} tokens, overlap {OVERLAP_TOKENS} (shared text in «»)")
+    show_chunks(token_windows(document, CHUNK_TOKENS, OVERLAP_TOKENS), limit=4)
+
+
+def step_overlap(document, fact_start, fact_end):
+    """Does any window hold the fact whole, with and without overlap?"""
+    print("\n4. The overlap dial")
+    whole = {}
+    for overlap in (0, OVERLAP_TOKENS):
+        windows = token_windows(document, CHUNK_TOKENS, overlap)
+        whole[overlap] = [c for c in windows if holds(c, fact_start, fact_end)]
+        cut = [c for c in windows if c.start < fact_start < c.end or c.start < fact_end < c.end]
+        print(
+            f"   overlap {overlap:>2}: {len(windows)} windows; "
+            f"{len(whole[overlap])} hold the fact whole, {len(cut)} hold part of it"
+        )
+    return whole
+
+
+def main():
+    document = HANDBOOK.read_text(encoding="utf-8")
+    fact_start = document.index(FACT)  # the lab's own label, not a chunk offset
+    fact_end = fact_start + len(FACT)
+
+    step_why_chunk(document, fact_start, fact_end)
+    step_size_dial(document, fact_start, fact_end)
+    step_show_windows(document)
+    whole = step_overlap(document, fact_start, fact_end)
+    windows = token_windows(document, CHUNK_TOKENS, OVERLAP_TOKENS)
+    top_chunk, top_score = rank_chunks(QUESTION, windows, k=1)[0]
+
+    print("\nInvariants")
+    checks = Invariants("rag4")
+    try:
+        check_lossless(document, word_windows(document, 50, 10), whitespace_may_be_lost=True)
+        check_lossless(document, windows)
+        check_budget(windows, CHUNK_TOKENS)
+        checks.check("nothing lost, every chunk an exact slice within budget", True)
+    except ValueError as problem:
+        checks.check("nothing lost, every chunk an exact slice within budget", False, str(problem))
+    checks.check(
+        "the top result for the question holds the buried fact",
+        holds(top_chunk, fact_start, fact_end),
+        f"top chunk [{top_chunk.start}, {top_chunk.end}) of {len(windows)} token windows, "
+        f"similarity {top_score:.3f}",
+    )
+    checks.check(
+        "overlap keeps a boundary-straddling fact whole",
+        not whole[0] and bool(whole[OVERLAP_TOKENS]),
+        f"whole in {len(whole[0])} chunk(s) without overlap, "
+        f"{len(whole[OVERLAP_TOKENS])} with",
+    )
+    return checks.verdict()
+
+
+# %%
+if __name__ == "__main__":
+    run_lab(main)

@@ -1,0 +1,155 @@
+"""The shared helper: offline tokenizer, embeddings, Chunk and the shared checks."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import academy_llm
+from academy_llm import (
+    Chunk,
+    check_budget,
+    check_lossless,
+    cosine,
+    count_tokens,
+    embed,
+    encode,
+    find_lost_text,
+    make_chunk,
+    token_starts,
+    top_k,
+)
+
+
+def test_tokenizer_is_cl100k_base():
+    # Known cl100k_base ids; special-token text is encoded as plain text.
+    assert encode("hello world") == [15339, 1917]
+    assert count_tokens("<|endoftext|>") == 7
+
+
+def test_tokenizer_loads_without_network_and_leaves_tiktoken_cache_alone(tmp_path):
+    script = (
+        "import socket\n"
+        "def refuse(*a, **k): raise OSError('network disabled by the test')\n"
+        "socket.socket.connect = refuse; socket.create_connection = refuse\n"
+        "import os, academy_llm\n"
+        "assert academy_llm.count_tokens('hello world') == 2\n"
+        "assert academy_llm.embed(['offline'], 'wordllama').shape == (1, 256)\n"
+        "print(os.environ.get('TIKTOKEN_CACHE_DIR'))\n"
+    )
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path / "users-own-cache")}
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(tmp_path / "users-own-cache")
+    assert list(tmp_path.iterdir()) == []  # nothing written to the user's cache
+
+
+def test_corrupted_or_missing_tokenizer_file_gives_a_clear_error(tmp_path):
+    broken = tmp_path / "cl100k_base.tiktoken"
+    broken.write_bytes(academy_llm.TOKENIZER_FILE.read_bytes()[:-10])
+    with pytest.raises(academy_llm.TokenizerFileError, match="sha256.*git checkout"):
+        academy_llm.read_bpe_ranks(broken)
+    with pytest.raises(academy_llm.TokenizerFileError, match="missing"):
+        academy_llm.read_bpe_ranks(tmp_path / "absent.tiktoken")
+
+
+@pytest.mark.parametrize(
+    "text", ["hello world", "a😀b", "👩\u200d👩\u200d👧 família 漢字 𩝕", "x" * 50, "\r\n\r\n", ""]
+)
+def test_token_starts_are_cuts_between_characters(text):
+    starts = token_starts(text)
+    assert starts == sorted(set(starts))
+    assert (starts[:1] == [0]) == bool(text)
+    pieces = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+    assert "".join(pieces) == text
+    assert sum(count_tokens(p) for p in pieces) >= len(pieces)
+
+
+def test_embed_shapes_unit_rows_and_zero_rows():
+    for model in academy_llm.EMBEDDERS:
+        vectors = embed(["install on linux", "", "   "], model)
+        assert vectors.dtype == np.float32 and vectors.shape[0] == 3
+        assert np.isclose(np.linalg.norm(vectors[0]), 1.0, atol=1e-5)
+        assert not vectors[1].any() and not vectors[2].any()
+        assert embed([], model).shape[0] == 0
+
+
+def test_wordllama_is_semantic_and_hash_is_lexical():
+    texts = ["install the server", "set up the service", "bake a cake"]
+    semantic = embed(texts, "wordllama")
+    lexical = embed(texts, "hash")
+    assert cosine(semantic[0], semantic[1]) > cosine(semantic[0], semantic[2])
+    assert cosine(lexical[0], lexical[1]) > 0  # they share "the"
+    assert cosine(lexical[1], lexical[2]) == 0  # no word in common
+
+
+def test_embedder_chosen_by_argument_or_environment(monkeypatch):
+    monkeypatch.setenv("ACADEMY_EMBEDDER", "hash")
+    assert embed(["x"]).shape == (1, academy_llm.HASH_DIMENSIONS)
+    with pytest.raises(ValueError, match="unknown embedder 'bert'.*wordllama, hash"):
+        embed(["x"], "bert")
+    with pytest.raises(TypeError, match="list of texts"):
+        embed("a single string")
+
+
+def test_embeddings_do_not_depend_on_the_hash_seed():
+    script = "import academy_llm; print(academy_llm.embed(['Orbit drains satellites'], '{}').sum())"
+    for model in academy_llm.EMBEDDERS:
+        outputs = {
+            subprocess.run(
+                [sys.executable, "-c", script.format(model)],
+                env={**os.environ, "PYTHONHASHSEED": seed},
+                capture_output=True, text=True, check=True,
+            ).stdout
+            for seed in ("0", "12345")
+        }
+        assert len(outputs) == 1
+
+
+def test_cosine_and_top_k_break_ties_by_order():
+    matrix = np.array([[1, 0], [0, 1], [1, 0]], dtype=np.float32)
+    assert top_k(np.array([1, 0]), matrix, 2) == [(0, 1.0), (2, 1.0)]
+    assert cosine([0, 0], [1, 0]) == 0.0
+
+
+def test_chunk_must_fit_its_span_and_header_is_kept_apart():
+    with pytest.raises(ValueError, match="make_chunk"):
+        Chunk(text="abc", start=0, end=2, n_tokens=1)
+    chunk = make_chunk("Install it. Then run it.", 12, 24, header="Docs › Run", section=("Run",))
+    assert chunk.text == "Then run it." and chunk.n_tokens == count_tokens("Then run it.")
+    assert chunk.embedding_text == "Docs › Run\nThen run it."
+
+
+def test_shared_checks_name_the_first_problem():
+    source = "chunk chunk chunk"
+    good = [make_chunk(source, 0, 11), make_chunk(source, 6, 17)]
+    check_lossless(source, good)
+    wrong_offset = [Chunk("chunk", 0, 5, 1), Chunk("chunk", 0, 5, 1)]  # str.find's mistake
+    with pytest.raises(ValueError, match=r"characters \[5, 17\)"):
+        check_lossless(source, wrong_offset)
+    with pytest.raises(ValueError, match="chunk 1 claims"):
+        check_lossless(source, [Chunk("chunk!", 0, 6, 1)])
+    with pytest.raises(ValueError, match="comes before"):
+        check_lossless(source, list(reversed(good)))
+    assert find_lost_text("a  b", [make_chunk("a  b", 0, 1), make_chunk("a  b", 3, 4)], True) is None
+    with pytest.raises(ValueError, match="chunk 1 .* over the budget of 1"):
+        check_budget(good, 1)
+
+
+def test_check_text_and_window_messages_say_what_to_change():
+    check = academy_llm.check_text_and_window
+    with pytest.raises(ValueError, match="use overlap <= 9"):
+        check("t", 10, 10)
+    with pytest.raises(TypeError, match="decode"):
+        check(b"t", 10, 1)
+    with pytest.raises(ValueError, match="positive"):
+        check("t", 0, 0)
+
+
+def test_load_lab_imports_without_running_the_demo(tmp_path):
+    (tmp_path / "rag1-demo.py").write_text("X = 1\nif __name__ == '__main__':\n    raise SystemExit(3)\n")
+    assert academy_llm.load_lab("rag1", tmp_path).X == 1
+    with pytest.raises(FileNotFoundError, match="rag2-\\*.py"):
+        academy_llm.load_lab("rag2", tmp_path)

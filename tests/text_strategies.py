@@ -1,0 +1,19 @@
+"""Hypothesis strategies for the texts chunkers meet, shared by the grading tests.
+
+Offset bugs hide in repeated words, CRLF line ends, multi-byte characters and
+long runs without spaces, so each strategy mixes those in on purpose.
+"""
+
+from hypothesis import strategies as st
+
+# Characters that stress offsets: spaces of every kind, CRLF and lone CR,
+# emoji with joiners, combining marks, CJK, right-to-left letters.
+TRICKY = [" ", "  ", "\n", "\r\n", "\r", "\t", "\u00a0", "chunk", "word", ".", "#",
+          "😀", "👩\u200d👩\u200d👧", "e\u0301", "漢字", "שלום", "𩝕", "\ufeff", "\x00"]
+
+tricky_text = st.lists(st.sampled_from(TRICKY), max_size=80).map("".join)
+any_text = st.one_of(
+    st.text(max_size=300),
+    tricky_text,
+    st.text(alphabet="ab", min_size=200, max_size=2000),  # one long run, no spaces
+)
