@@ -142,7 +142,7 @@ def token_windows(text, max_tokens, overlap=0):
 # %%
 HANDBOOK = DATASETS / "orbit-operator-handbook.txt"
 FACT = (
-    "The server gives a silent satellite exactly 45 seconds, measured from its last "
+    "The server gives a silent satellite exactly 30 seconds, measured from its last "
     "heartbeat, before it marks the satellite as lost and requeues its work."
 )
 QUESTION = "How long can a satellite stay quiet before the server declares it lost?"

@@ -1,0 +1,374 @@
+# %% [markdown]
+# # rag5: Recursive chunking
+#
+# rag4's windows cut wherever the count runs out: in the middle of a sentence,
+# a word, a number. A reader (and an embedder) then gets half a thought.
+#
+# A recursive splitter cuts where the *text* has seams. It tries the coarsest
+# seam first and only goes finer where a piece is still too big:
+#
+# 1. blank lines (between paragraphs),
+# 2. line breaks,
+# 3. sentence ends,
+# 4. spaces (between words),
+# 5. and only for a run with no seam at all (a 5,000-character URL), rag4's
+#    token windows.
+#
+# Then it **packs** neighbouring pieces back together, greedily, up to the
+# budget, so chunks are as full as the seams allow.
+#
+# You write `split_at_seams` (the recursion), `pack` (the greedy packing) and
+# `add_overlap`; `recursive_chunks` puts them together.
+
+# %%
+import bisect
+import re
+import time
+
+from academy_llm import (
+    DATASETS,
+    Invariants,
+    check_budget,
+    check_lossless,
+    check_text_and_window,
+    count_tokens,
+    load_lab,
+    make_chunk,
+    run_lab,
+    embed,
+    show_chunks,
+    token_starts,
+    top_k,
+)
+
+rag4 = load_lab("rag4")  # token_windows, for runs with no seam at all
+
+# The seams, coarsest first. A cut goes right after the seam, so the seam stays
+# with the text before it and every character keeps its place.
+SEAMS = [
+    ("blank line", re.compile(r"(?:\r\n|\r|\n)[^\S\r\n]*(?:\r\n|\r|\n)\s*")),
+    ("line break", re.compile(r"\r\n|\r|\n")),
+    ("sentence end", re.compile(r"[.!?]+[\"')\]]*\s+")),
+    ("space", re.compile(r"\s+")),
+]
+
+# %% [markdown]
+# ## 1. Counting tokens without re-counting
+#
+# The splitter asks "how many tokens is this piece?" thousands of times. If it
+# called `count_tokens` on every candidate slice, a page would be tokenized
+# again and again, and packing (which grows a chunk piece by piece, re-counting
+# it each time) would take time proportional to the *square* of its length.
+# That is the classic slowness users report in splitter libraries.
+#
+# Instead we tokenize the document **once** with `token_starts`. The number of
+# tokens in `text[a:b]` is then, very nearly, the number of token starts in
+# `[a, b)`: two binary searches. "Very nearly", because a slice counted on its
+# own can tokenize a little differently at its edges; so each finished chunk is
+# counted once for real, and mended in the rare case it is over.
+
+
+# %%
+class TokenIndex:
+    """Token counts of any slice of one text, from a single tokenization."""
+
+    def __init__(self, text):
+        self.starts = token_starts(text)
+
+    def estimate(self, start, end):
+        """Tokens in text[start:end]: its first token plus the token starts inside it.
+
+        Counting the first token separately matters: cut after a space, a slice
+        begins with "Next" although the whole text had the token " Next" one
+        character earlier.
+        """
+        if end <= start:
+            return 0
+        return 1 + bisect.bisect_left(self.starts, end) - bisect.bisect_right(self.starts, start)
+
+
+# %% [markdown]
+# ## 2. Split at the coarsest seam that works
+#
+# `split_at_seams(text, start, end, ...)` returns a list of `(start, end)` spans
+# that tile `text[start:end]` exactly: no gap, no overlap, in order. A span
+# within budget is returned as it is. A span over budget is cut after every
+# match of the current seam; if the seam does not occur, the next finer seam is
+# tried. Pieces still over budget are split again with the finer seams.
+
+
+# %%
+def split_at_seams(text, start, end, max_tokens, index, level=0):
+    """Spans tiling text[start:end], each within max_tokens where seams allow."""
+    # BEGIN SOLUTION
+    # hint: If index.estimate(start, end) <= max_tokens, the span is fine: return [(start, end)].
+    # hint: If level == len(SEAMS), no seam is left: cut with rag4.token_windows(text[start:end],
+    # hint: max_tokens) and shift each window's offsets by start.
+    # hint: Else cut after every SEAMS[level] match inside [start, end) (pattern.finditer(text,
+    # hint: start, end)); if that gives one piece, try level + 1. Recurse on each piece at level + 1.
+    if index.estimate(start, end) <= max_tokens:
+        return [(start, end)]
+    if level == len(SEAMS):
+        windows = rag4.token_windows(text[start:end], max_tokens)
+        return [(start + w.start, start + w.end) for w in windows]
+    _, pattern = SEAMS[level]
+    cuts = [m.end() for m in pattern.finditer(text, start, end) if start < m.end() < end]
+    if not cuts:
+        return split_at_seams(text, start, end, max_tokens, index, level + 1)
+    spans = []
+    for piece_start, piece_end in zip([start] + cuts, cuts + [end]):
+        spans += split_at_seams(text, piece_start, piece_end, max_tokens, index, level + 1)
+    return spans
+    # END SOLUTION
+
+
+# %% [markdown]
+# ## 3. Pack neighbours up to the budget
+#
+# Splitting alone leaves many small pieces (a one-line paragraph, a short
+# sentence). `pack` merges neighbouring spans greedily: keep adding the next
+# span while the chunk stays within `max_tokens`, then start a new chunk.
+# Because chunks are made of whole spans, every chunk still starts and ends at
+# a seam.
+
+
+# %%
+def pack(spans, max_tokens, index):
+    """Merge neighbouring spans greedily into (start, end) chunks of at most max_tokens."""
+    # BEGIN SOLUTION
+    # hint: Walk the spans keeping the current chunk's (start, end). If
+    # hint: index.estimate(chunk_start, span_end) <= max_tokens, extend the chunk to span_end;
+    # hint: otherwise close the chunk and start a new one at the span.
+    chunks = []
+    for span_start, span_end in spans:
+        if chunks and index.estimate(chunks[-1][0], span_end) <= max_tokens:
+            chunks[-1] = (chunks[-1][0], span_end)
+        else:
+            chunks.append((span_start, span_end))
+    return chunks
+    # END SOLUTION
+
+
+# %% [markdown]
+# ## 4. Overlap that starts at a word
+#
+# Overlap is added *after* packing: each chunk but the first reaches back into
+# the chunk before it by up to `overlap` tokens. So that the overlap is
+# readable, it starts at the beginning of a word (or of a line), never in the
+# middle of one. To keep every chunk within budget, packing aims at
+# `max_tokens - overlap`, leaving room for the overlap.
+
+
+# %%
+def add_overlap(text, chunks, overlap, index):
+    """Move each chunk's start back by up to `overlap` tokens, to a word start."""
+    # BEGIN SOLUTION
+    # hint: For each chunk after the first: find the token start `overlap` tokens before the
+    # hint: chunk's start (index.starts and bisect), not before the previous chunk's start.
+    # hint: Move forward from there to the first word start (a non-space character after a
+    # hint: space or line break, or the chunk's own start) and begin the chunk there.
+    if overlap == 0:
+        return chunks
+    result = [chunks[0]]
+    for (previous_start, _), (start, end) in zip(chunks, chunks[1:]):
+        position = bisect.bisect_left(index.starts, start)
+        reach = max(index.starts[max(position - overlap, 0)], previous_start)
+        while reach < start and not (text[reach - 1].isspace() and not text[reach].isspace()):
+            reach += 1
+        result.append((reach, end))
+    return result
+    # END SOLUTION
+
+
+# %% [markdown]
+# ## 5. Put it together
+#
+# `recursive_chunks` splits, packs and adds overlap. Then it counts each chunk
+# on its own, once: this is the only place `count_tokens` runs, once per
+# chunk, so the whole is linear in the text. In the rare case a chunk is over
+# budget by a token at its edges, `mend` re-packs just that stretch word by
+# word with exact counts, and the overlap gives back words until it fits.
+
+
+# %%
+def recursive_chunks(text, max_tokens, overlap=0):
+    """Chunks of at most max_tokens tokens, cut at the coarsest seams, sharing ~overlap tokens."""
+    # BEGIN SOLUTION
+    # hint: check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives [].
+    # hint: budget = max_tokens - overlap leaves room for the overlap. index = TokenIndex(text);
+    # hint: spans = split_at_seams(...); packed = pack(...), each checked with count_tokens
+    # hint: (mend() those over budget); then add_overlap and make each chunk with fit_overlap().
+    check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
+    if not text:
+        return []
+    index = TokenIndex(text)
+    budget = max_tokens - overlap
+    spans = split_at_seams(text, 0, len(text), budget, index)
+    packed = []
+    for start, end in pack(spans, budget, index):
+        if count_tokens(text[start:end]) <= budget:
+            packed.append((start, end))
+        else:
+            packed += mend(text, start, end, budget)
+    overlapped = add_overlap(text, packed, overlap, index)
+    return [
+        fit_overlap(text, start, packed_start, end, max_tokens)
+        for (start, end), (packed_start, _) in zip(overlapped, packed)
+    ]
+    # END SOLUTION
+
+
+def word_spans(text, start, end):
+    """Spans tiling text[start:end], each a word with the spaces after it."""
+    cuts = [m.end() for m in SEAMS[-1][1].finditer(text, start, end) if start < m.end() < end]
+    return list(zip([start] + cuts, cuts + [end]))
+
+
+def mend(text, start, end, max_tokens):
+    """Re-pack text[start:end] word by word, counting exactly (slow, so used only when needed)."""
+    chunks = []
+    for word_start, word_end in word_spans(text, start, end):
+        if chunks and count_tokens(text[chunks[-1][0] : word_end]) <= max_tokens:
+            chunks[-1] = (chunks[-1][0], word_end)
+        elif count_tokens(text[word_start:word_end]) <= max_tokens:
+            chunks.append((word_start, word_end))
+        else:  # a single word over budget: exact token windows
+            windows = rag4.token_windows(text[word_start:word_end], max_tokens)
+            chunks += [(word_start + w.start, word_start + w.end) for w in windows]
+    return chunks
+
+
+def fit_overlap(text, start, packed_start, end, max_tokens):
+    """The chunk text[start:end]; if over max_tokens, its overlap gives back words until it fits."""
+    chunk = make_chunk(text, start, end, kind="recursive")
+    while chunk.n_tokens > max_tokens and chunk.start < packed_start:
+        word = re.compile(r"\S*\s*").match(text, chunk.start)
+        chunk = make_chunk(text, min(max(word.end(), chunk.start + 1), packed_start), end, kind="recursive")
+    return chunk
+
+
+# %% [markdown]
+# ## 6. Windows against seams, on a real page
+#
+# The page is "Concepts: Satellites" from the Orbit docs. We chunk it both
+# ways at the same budget and count the chunk ends that land in the middle of
+# a sentence or of a word: each one is a thought cut in two.
+
+# %%
+PAGE = DATASETS / "orbit-docs" / "concepts-satellites.md"
+FACT = (
+    "Certificates are valid for 90 days and renewed automatically over the stream "
+    "when a third of that lifetime remains."
+)
+QUESTION = "When do worker certificates expire and get renewed?"
+MAX_TOKENS = 128
+OVERLAP = 16
+
+SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+
+
+def cuts_inside(text, chunks, pattern):
+    """How many chunk ends fall strictly inside a match of `pattern` (a sentence, a word)."""
+    inside = 0
+    matches = [m.span() for m in pattern.finditer(text)]
+    starts = [start for start, _ in matches]
+    for chunk in chunks[:-1]:
+        i = bisect.bisect_right(starts, chunk.end) - 1
+        if i >= 0 and matches[i][0] < chunk.end < matches[i][1]:
+            inside += 1
+    return inside
+
+
+def step_compare(page):
+    """Fixed token windows against recursive chunks at the same budget."""
+    print(f"\n1. {PAGE.name}: {count_tokens(page)} tokens, chunks of at most {MAX_TOKENS} tokens")
+    print(f"   {'chunker':<18} {'chunks':>6} {'ends mid-sentence':>18} {'ends mid-word':>14}")
+    results = {}
+    recursive = recursive_chunks(page, MAX_TOKENS)
+    windows = rag4.token_windows(page, MAX_TOKENS)
+    for name, chunks in (("token windows", windows), ("recursive", recursive)):
+        mid_sentence = cuts_inside(page, chunks, SENTENCE)
+        mid_word = cuts_inside(page, chunks, re.compile(r"\S+"))
+        results[name] = (chunks, mid_word)
+        print(f"   {name:<18} {len(chunks):>6} {mid_sentence:>18} {mid_word:>14}")
+    return results
+
+
+def seam_at(text, position):
+    """The name of the coarsest seam that ends at `position`, or 'none'."""
+    for name, pattern in SEAMS:
+        for match in pattern.finditer(text, max(position - 8, 0), position):
+            if match.end() == position:
+                return name
+    return "none"
+
+
+def step_seams(page, chunks):
+    """Which seams did the recursive splitter cut at?"""
+    print("\n2. Where the recursive chunks end")
+    counts = {}
+    for chunk in chunks[:-1]:
+        name = seam_at(page, chunk.end)
+        counts[name] = counts.get(name, 0) + 1
+    for name, count in counts.items():
+        print(f"   after a {name:<12} {count:>3} chunk(s)")
+
+
+def step_overlap(page):
+    """Show recursive chunks with overlap: each reaches back to a word start."""
+    print(f"\n3. Recursive chunks with {OVERLAP} tokens of overlap (shared text in «»)")
+    chunks = recursive_chunks(page, MAX_TOKENS, OVERLAP)
+    show_chunks(chunks, limit=5)
+    return chunks
+
+
+def step_linear(page):
+    """Time the chunker on the page repeated 1, 4 and 16 times: linear means the time per KB stays flat."""
+    print("\n4. Linear in the text: one tokenization, one count per chunk")
+    for copies in (1, 4, 16):
+        text = page * copies
+        began = time.perf_counter()
+        recursive_chunks(text, MAX_TOKENS, OVERLAP)
+        seconds = time.perf_counter() - began
+        per_mb = seconds / (len(text) / 1e6)
+        print(f"   {len(text) / 1000:>6.0f} KB  {seconds * 1000:>6.1f} ms  ({per_mb * 1000:.0f} ms per MB)")
+
+
+def main():
+    page = PAGE.read_text(encoding="utf-8")
+    fact_start = page.index(FACT)  # the lab's own label, not a chunk offset
+    fact_end = fact_start + len(FACT)
+
+    results = step_compare(page)
+    recursive, mid_word = results["recursive"]
+    step_seams(page, recursive)
+    overlapped = step_overlap(page)
+    step_linear(page)
+
+    print("\n5. Retrieval")
+    vectors = embed([chunk.embedding_text for chunk in overlapped])
+    row, score = top_k(embed([QUESTION])[0], vectors, 1)[0]
+    top = overlapped[row]
+    print(f"   {QUESTION!r}\n   top chunk [{top.start}, {top.end}), similarity {score:.3f}")
+
+    print("\nInvariants")
+    checks = Invariants("rag5")
+    try:
+        for chunks in (recursive, overlapped):
+            check_lossless(page, chunks)
+            check_budget(chunks, MAX_TOKENS)
+        checks.check("nothing lost, every chunk an exact slice within budget", True)
+    except ValueError as problem:
+        checks.check("nothing lost, every chunk an exact slice within budget", False, str(problem))
+    checks.check("no chunk ends inside a word", mid_word == 0, f"{mid_word} do")
+    checks.check(
+        "the top result holds the answer",
+        top.start <= fact_start and fact_end <= top.end,
+        f"answer at [{fact_start}, {fact_end})",
+    )
+    return checks.verdict()
+
+
+# %%
+if __name__ == "__main__":
+    run_lab(main)
