@@ -17,3 +17,13 @@ any_text = st.one_of(
     tricky_text,
     st.text(alphabet="ab", min_size=200, max_size=2000),  # one long run, no spaces
 )
+
+# Prose-like text: words, sentence ends, line breaks and blank lines.
+prose = st.lists(
+    st.one_of(
+        st.sampled_from(["Orbit", "runs", "jobs", "satellite", "port", "7401", "chunk", "a", "überall", "漢字"]),
+        st.sampled_from([". ", "! ", "? ", "\n", "\n\n", "\r\n\r\n", ", "]),
+        st.text(alphabet="abcdefghij", min_size=1, max_size=30),
+    ),
+    max_size=120,
+).map(" ".join)
