@@ -54,6 +54,10 @@ CL100K_SPECIAL_TOKENS = {
     "<|endofprompt|>": 100276,
 }
 
+# A character is at most 4 UTF-8 bytes and every byte is a token of its own,
+# so no single character ever needs more than 4 tokens.
+MAX_TOKENS_PER_CHARACTER = 4
+
 _encoding = None
 _token_byte_lengths = None
 
@@ -420,6 +424,7 @@ def show_chunks(chunks, width: int = 60, limit: int = 12) -> None:
 
     The overlap column counts the characters a chunk shares with the one before
     it, taken from the true offsets; the shared text is shown in «guillemets».
+    A chunk with a heading path (or flagged oversize) gets a second line saying so.
     """
     print(f"  {'#':>3}  {'span':<16} {'tokens':>6} {'overlap':>8}  text")
     previous_end = None
@@ -432,6 +437,9 @@ def show_chunks(chunks, width: int = 60, limit: int = 12) -> None:
             shown = shown[: width - 3] + "..."
         span = f"[{chunk.start}, {chunk.end})"
         print(f"  {number:>3}  {span:<16} {chunk.n_tokens:>6} {shared or '-':>8}  {shown}")
+        if chunk.section or chunk.oversize:
+            notes = [" › ".join(chunk.section), chunk.kind] + (["oversize"] if chunk.oversize else [])
+            print(f"  {'':>3}  {'':<16} {'':>6} {'':>8}  ({', '.join(n for n in notes if n)})")
         previous_end = chunk.end
     if len(chunks) > limit:
         print(f"  ... {len(chunks) - limit} more chunks")

@@ -27,6 +27,7 @@ import time
 
 from academy_llm import (
     DATASETS,
+    MAX_TOKENS_PER_CHARACTER,
     Invariants,
     check_budget,
     check_lossless,
@@ -161,10 +162,16 @@ def add_overlap(text, chunks, overlap, index):
 def recursive_chunks(text, max_tokens, overlap=0):
     """Chunks of at most max_tokens tokens, cut at the coarsest seams, sharing ~overlap tokens."""
     # TODO(rag5): check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives [].
-    #   budget = max_tokens - overlap leaves room for the overlap. index = TokenIndex(text);
+    #   budget = packing_budget(max_tokens, overlap) leaves room for the overlap. index = TokenIndex(text);
     #   spans = split_at_seams(...); packed = pack(...), each checked with count_tokens
     #   (mend() those over budget); then add_overlap and make each chunk with fit_overlap().
-    raise NotImplementedError('TODO(rag5) recursive_chunks(): check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives []. budget = max_tokens - overlap leaves room for the overlap. index = TokenIndex(text); spans = split_at_seams(...); packed = pack(...), each checked with count_tokens (mend() those over budget); then add_overlap and make each chunk with fit_overlap().')
+    raise NotImplementedError('TODO(rag5) recursive_chunks(): check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives []. budget = packing_budget(max_tokens, overlap) leaves room for the overlap. index = TokenIndex(text); spans = split_at_seams(...); packed = pack(...), each checked with count_tokens (mend() those over budget); then add_overlap and make each chunk with fit_overlap().')
+
+
+def packing_budget(max_tokens, overlap):
+    """Tokens a chunk may hold before overlap is added: room is left for the overlap,
+    but never less than one character may need, or a lone emoji could not be placed."""
+    return max(max_tokens - overlap, min(max_tokens, MAX_TOKENS_PER_CHARACTER))
 
 
 def word_spans(text, start, end):

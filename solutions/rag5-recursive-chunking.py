@@ -27,6 +27,7 @@ import time
 
 from academy_llm import (
     DATASETS,
+    MAX_TOKENS_PER_CHARACTER,
     Invariants,
     check_budget,
     check_lossless,
@@ -195,14 +196,14 @@ def recursive_chunks(text, max_tokens, overlap=0):
     """Chunks of at most max_tokens tokens, cut at the coarsest seams, sharing ~overlap tokens."""
     # BEGIN SOLUTION
     # hint: check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives [].
-    # hint: budget = max_tokens - overlap leaves room for the overlap. index = TokenIndex(text);
+    # hint: budget = packing_budget(max_tokens, overlap) leaves room for the overlap. index = TokenIndex(text);
     # hint: spans = split_at_seams(...); packed = pack(...), each checked with count_tokens
     # hint: (mend() those over budget); then add_overlap and make each chunk with fit_overlap().
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if not text:
         return []
     index = TokenIndex(text)
-    budget = max_tokens - overlap
+    budget = packing_budget(max_tokens, overlap)
     spans = split_at_seams(text, 0, len(text), budget, index)
     packed = []
     for start, end in pack(spans, budget, index):
@@ -216,6 +217,12 @@ def recursive_chunks(text, max_tokens, overlap=0):
         for (start, end), (packed_start, _) in zip(overlapped, packed)
     ]
     # END SOLUTION
+
+
+def packing_budget(max_tokens, overlap):
+    """Tokens a chunk may hold before overlap is added: room is left for the overlap,
+    but never less than one character may need, or a lone emoji could not be placed."""
+    return max(max_tokens - overlap, min(max_tokens, MAX_TOKENS_PER_CHARACTER))
 
 
 def word_spans(text, start, end):

@@ -27,3 +27,16 @@ prose = st.lists(
     ),
     max_size=120,
 ).map(" ".join)
+
+# Markdown-ish documents: lines drawn from the constructs chunkers get wrong.
+MARKDOWN_LINES = [
+    "# Title", "## Section", "### Sub", "Setext", "===", "---", "***", "",
+    "Some prose with words.", "More prose, a second line.", "```", "```python", "````", "~~~",
+    "# comment in code?", "| a | b |", "|---|---|", "| 1 | 2 |", "a | b", "--- | ---",
+    "- item", "  continued", "1. step", "   ```", "> quote", "> ```", "<div>", "</div>",
+    "<!-- note -->", "    indented code", "\t tab", "漢字 😀 e\u0301",
+]
+markdown_text = st.tuples(
+    st.lists(st.sampled_from(MARKDOWN_LINES), max_size=60),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+).map(lambda parts: parts[1].join(parts[0]))
