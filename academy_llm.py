@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -372,6 +373,31 @@ def top_k(query_vector, matrix, k: int) -> list[tuple[int, float]]:
     scores = np.asarray(matrix, dtype=np.float32) @ np.asarray(query_vector, dtype=np.float32)
     order = np.argsort(-scores, kind="stable")[:k]
     return [(int(i), float(scores[i])) for i in order]
+
+
+# --------------------------------------------------------------------------
+# The course's dataset: Orbit's documentation and questions about it
+# --------------------------------------------------------------------------
+
+
+def corpus_pages() -> dict[str, str]:
+    """{doc_id: exact text} of every page in datasets/orbit-docs (line endings kept)."""
+    pages = {}
+    for path in sorted((DATASETS / "orbit-docs").glob("*.md")):
+        with open(path, encoding="utf-8", newline="") as file:
+            pages[path.stem] = file.read()
+    return pages
+
+
+def corpus_questions(split: str | None = None) -> list[dict]:
+    """The labelled questions (one dict each), optionally only the "dev" or "test" split.
+
+    Answers are character spans into a page: page[q["start"]:q["end"]] == q["answer"];
+    "multi_section" questions have more spans in q["extra_spans"].
+    """
+    with open(DATASETS / "orbit-questions.jsonl", encoding="utf-8") as file:
+        questions = [json.loads(line) for line in file if line.strip()]
+    return [q for q in questions if split is None or q["split"] == split]
 
 
 # --------------------------------------------------------------------------

@@ -714,6 +714,38 @@ def read_blocks(text):
     return body_start, body_lines, scan_blocks(body_lines)
 
 
+@dataclass
+class Document:
+    """A Markdown text read once: where its body starts, its sections and protected regions."""
+
+    index: object  # rag5.TokenIndex of the whole text
+    body_start: int
+    sections: list
+    regions: list  # sorted, disjoint (start, end, kind) of fences and tables
+
+
+def read_document(text, budget):
+    """Tokenize and scan `text` once; fold tiny parents against `budget`."""
+    index = rag5.TokenIndex(text)
+    body_start, body_lines, blocks = read_blocks(text)
+    regions = merge_regions(
+        [(body_lines[b.first].start, body_lines[b.last - 1].end, b.kind) for b in blocks if b.kind in PROTECTED]
+        + [region for b in blocks for region in b.nested]
+    )
+    if not blocks:  # nothing but blank lines after any front matter
+        sections = [Section((), body_start, len(text), [("blank", body_start, len(text))])] if body_start < len(text) else []
+    else:
+        sections = fold_tiny_parents(sections_of(text, body_start, body_lines, blocks), budget // 8, index)
+    return Document(index, body_start, sections, regions)
+
+
+def front_matter_chunk(text, body_start, max_tokens):
+    """The front matter as one chunk, never cut (flagged oversize if it is over budget)."""
+    return make_chunk(
+        text, 0, body_start, kind="front_matter", oversize=count_tokens(text[:body_start]) > max_tokens
+    )
+
+
 def markdown_chunks(text, max_tokens, overlap=0):
     """Chunks of a Markdown document: sections first, then size; fences and tables never cut."""
     # BEGIN SOLUTION
@@ -723,23 +755,10 @@ def markdown_chunks(text, max_tokens, overlap=0):
     if not text:
         return []
     # END SOLUTION
-    index = rag5.TokenIndex(text)
-    budget = rag5.packing_budget(max_tokens, overlap)
-    body_start, body_lines, blocks = read_blocks(text)
-    regions = merge_regions(
-        [(body_lines[b.first].start, body_lines[b.last - 1].end, b.kind) for b in blocks if b.kind in PROTECTED]
-        + [region for b in blocks for region in b.nested]
-    )
-    chunks = []
-    if body_start:
-        oversize = count_tokens(text[:body_start]) > max_tokens  # never cut: metadata
-        chunks.append(make_chunk(text, 0, body_start, kind="front_matter", oversize=oversize))
-    if not blocks:  # nothing but blank lines after the front matter
-        return chunks + [make_chunk(text, s, e) for s, e in rag5.mend(text, body_start, len(text), budget)]
-    sections = sections_of(text, body_start, body_lines, blocks)
-    sections = fold_tiny_parents(sections, budget // 8, index)
-    for section in sections:
-        chunks += section_chunks(text, section, max_tokens, overlap, index, regions)
+    document = read_document(text, rag5.packing_budget(max_tokens, overlap))
+    chunks = [front_matter_chunk(text, document.body_start, max_tokens)] if document.body_start else []
+    for section in document.sections:
+        chunks += section_chunks(text, section, max_tokens, overlap, document.index, document.regions)
     return chunks
 
 
