@@ -1,0 +1,221 @@
+# %% [markdown]
+# # rag7: Header-prefixed chunks
+#
+# rag6's chunks know where they live: each carries its heading path. But the
+# embedder never sees it. A chunk under `## On Debian and Ubuntu` that says
+# "Add the repository key, then install the package" does not contain the
+# word *Ubuntu*, so a user asking "how do I install on Ubuntu?" may never
+# find it.
+#
+# The fix is small: give every chunk a **header** built from the document's
+# title, the heading path and a few front-matter fields, such as
+#
+#     Orbit docs › Install on Linux › On Debian and Ubuntu (applies to 2.x)
+#
+# and embed the header together with the text. The header is *not* part of
+# `chunk.text`: what a reader is shown and what an answer cites is still the
+# exact slice of the page. It lives in `chunk.header` and only enters
+# `chunk.embedding_text`.
+#
+# The header costs tokens, and the embedding model's limit applies to what it
+# embeds, so `max_tokens` bounds header and text together.
+#
+# You write `make_header` and `header_chunks`.
+
+# %%
+from dataclasses import replace
+
+from academy_llm import (
+    Invariants,
+    check_budget,
+    check_lossless,
+    check_text_and_window,
+    corpus_pages,
+    corpus_questions,
+    count_tokens,
+    embed,
+    load_lab,
+    run_lab,
+    show_chunks,
+    top_k,
+)
+
+rag5 = load_lab("rag5")  # packing_budget
+rag6 = load_lab("rag6")  # front_matter, read_document, section_chunks
+
+# Front-matter fields that go into the header when the caller names none.
+HEADER_FIELDS = ("applies_to",)
+
+# %% [markdown]
+# ## 1. The header
+#
+# `make_header("Orbit docs", ("Install on Linux", "On Debian and Ubuntu"),
+# {"applies_to": "2.x"})` gives
+# `"Orbit docs › Install on Linux › On Debian and Ubuntu (applies to 2.x)"`.
+# Field names are written as words (`applies_to` reads "applies to"); several
+# fields are separated by "; ". Empty parts are left out.
+
+
+# %%
+def make_header(title, section, metadata):
+    """A one-line header: title, heading path, then metadata fields in parentheses."""
+    # BEGIN SOLUTION
+    # hint: Join the title and the section's headings with " › " (leave out empty ones).
+    # hint: If metadata has fields, append " (" + "; ".join(f"{key with _ as space} {value}") + ")".
+    path = " › ".join(part for part in (title, *section) if part)
+    fields = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in metadata.items() if value)
+    return f"{path} ({fields})" if fields else path
+    # END SOLUTION
+
+
+# %% [markdown]
+# ## 2. Chunks with headers, header included in the budget
+#
+# Each section gets its header; the room left for text is
+# `max_tokens - count_tokens(header + "\n")`. rag6 chunks the section within
+# that room, and each chunk gets the header (`dataclasses.replace(chunk,
+# header=...)`). Counting text and header apart can differ by a token from
+# counting them together, so a section whose chunks come out a token over is
+# chunked again with one token less room. A header that leaves no room at all
+# is an error: the caller must raise `max_tokens` or shorten the title.
+
+
+# %%
+def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
+    """rag6's chunks, each with a header (title › headings (fields)) counted in max_tokens."""
+    # BEGIN SOLUTION
+    # hint: check_text_and_window(...) as before, and title must be a str (TypeError). "" gives [].
+    # hint: metadata None means: the HEADER_FIELDS found in rag6.front_matter(text)[0].
+    # hint: document = rag6.read_document(text, rag5.packing_budget(max_tokens, overlap)); the front
+    # hint: matter chunk (if any) gets the header of the title alone; then for each section call
+    # hint: section_with_header(text, section, make_header(...), max_tokens, overlap, document).
+    check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
+    if not isinstance(title, str):
+        raise TypeError(f"title must be a str, got {type(title).__name__}")
+    if not text:
+        return []
+    if metadata is None:
+        found = rag6.front_matter(text)[0]
+        metadata = {key: found[key] for key in HEADER_FIELDS if key in found}
+    document = rag6.read_document(text, rag5.packing_budget(max_tokens, overlap))
+    chunks = []
+    if document.body_start:
+        header = make_header(title, (), metadata)
+        chunk = replace(rag6.front_matter_chunk(text, document.body_start, max_tokens), header=header)
+        chunks.append(replace(chunk, oversize=count_tokens(chunk.embedding_text) > max_tokens))
+    for section in document.sections:
+        header = make_header(title, tuple(t for _, t in section.path), metadata)
+        chunks += section_with_header(text, section, header, max_tokens, overlap, document)
+    return chunks
+    # END SOLUTION
+
+
+def section_with_header(text, section, header, max_tokens, overlap, document):
+    """The chunks of one section, each carrying `header`, header and text within max_tokens."""
+    room = max_tokens - count_tokens(header + "\n")
+    while room >= 1:
+        chunks = rag6.section_chunks(
+            text, section, room, min(overlap, room - 1), document.index, document.regions
+        )
+        chunks = [replace(chunk, header=header) for chunk in chunks]
+        if all(c.oversize or count_tokens(c.embedding_text) <= max_tokens for c in chunks):
+            return chunks
+        room -= 1  # header and text counted together came out a token over
+    raise ValueError(
+        f"the header {header!r} takes {count_tokens(header)} tokens, leaving no room for text "
+        f"within max_tokens={max_tokens}; raise max_tokens or shorten the title"
+    )
+
+
+# %% [markdown]
+# ## 3. Does it pay? Numbers from the dataset
+#
+# The course's dataset has 44 pages of Orbit documentation and 176 questions,
+# each labelled with the exact span of its answer. We chunk every page with
+# rag6 (bare) and rag7 (with headers) at the same budget, search all chunks of
+# all pages for each question, and count how often a chunk holding the whole
+# answer is among the top 5 (recall@5).
+
+# %%
+TITLE = "Orbit docs"
+MAX_TOKENS = 256
+OVERLAP = 32
+# A question from the dataset whose answer's key words are only in its heading.
+EXAMPLE_QUESTION = "w4-036"
+
+
+def corpus_chunks(chunker):
+    """[(doc_id, chunk)] for every page of the corpus."""
+    return [(doc_id, chunk) for doc_id, text in corpus_pages().items() for chunk in chunker(text)]
+
+
+def answer_ranks(chunks, questions):
+    """{question id: rank (1 = best) of the first chunk holding the whole answer, or None}."""
+    vectors = embed([chunk.embedding_text for _, chunk in chunks])
+    question_vectors = embed([q["question"] for q in questions])
+    ranks = {}
+    for question, vector in zip(questions, question_vectors):
+        ranks[question["id"]] = None
+        for place, (row, _) in enumerate(top_k(vector, vectors, 20), 1):
+            doc_id, chunk = chunks[row]
+            if doc_id == question["doc_id"] and chunk.start <= question["start"] and question["end"] <= chunk.end:
+                ranks[question["id"]] = place
+                break
+    return ranks
+
+
+def recall_at(ranks, k):
+    return sum(1 for rank in ranks.values() if rank is not None and rank <= k) / len(ranks)
+
+
+def step_show_headers():
+    page = corpus_pages()["install-linux"]
+    print("1. Chunks of install-linux with their headers (the header is not in the text):")
+    chunks = header_chunks(page, TITLE, MAX_TOKENS, OVERLAP)
+    show_chunks(chunks[1:4])
+
+
+def step_measure(questions, headed_chunks):
+    print(f"\n2. Recall over the whole corpus ({len(questions)} questions, {MAX_TOKENS}-token chunks)")
+    bare = answer_ranks(corpus_chunks(lambda t: rag6.markdown_chunks(t, MAX_TOKENS, OVERLAP)), questions)
+    headed = answer_ranks(headed_chunks, questions)
+    print(f"   {'chunks':<22} {'recall@1':>9} {'recall@5':>9}")
+    for name, ranks in (("rag6, bare", bare), ("rag7, with headers", headed)):
+        print(f"   {name:<22} {recall_at(ranks, 1):>9.3f} {recall_at(ranks, 5):>9.3f}")
+    return bare, headed
+
+
+def main():
+    questions = corpus_questions()
+    step_show_headers()
+    headed_chunks = corpus_chunks(lambda t: header_chunks(t, TITLE, MAX_TOKENS, OVERLAP))
+    bare, headed = step_measure(questions, headed_chunks)
+
+    example = next(q for q in questions if q["id"] == EXAMPLE_QUESTION)
+    holder = next(c for doc_id, c in headed_chunks
+                  if doc_id == example["doc_id"] and c.start <= example["start"] and example["end"] <= c.end)
+    print(f"\n3. {example['question']!r}")
+    print(f"   the answer's chunk has the header: {holder.header}")
+    print(f"   rank of the answer's chunk: bare {bare[example['id']]}, with headers {headed[example['id']]}")
+
+    print("\nInvariants")
+    checks = Invariants("rag7")
+    try:
+        for doc_id, text in corpus_pages().items():
+            chunks = [chunk for page, chunk in headed_chunks if page == doc_id]
+            check_lossless(text, chunks)
+            check_budget(chunks, MAX_TOKENS)  # counts header and text together
+        checks.check("nothing lost, text an exact slice, header + text within budget", True)
+    except ValueError as problem:
+        checks.check("nothing lost, text an exact slice, header + text within budget", False, str(problem))
+    checks.check(
+        "a question answered under its heading is found only with headers",
+        headed[example["id"]] == 1 and (bare[example["id"]] or 99) > 5,
+        f"rank {headed[example['id']]} with headers, {bare[example['id']]} without",
+    )
+    return checks.verdict()
+
+
+# %%
+if __name__ == "__main__":
+    run_lab(main)
