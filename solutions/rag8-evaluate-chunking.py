@@ -1,0 +1,394 @@
+# %% [markdown]
+# # rag8: Which chunking wins? Measure it
+#
+# Four labs built four chunkers. Which one should a product use? Opinions are
+# cheap; this lab measures, on the course's dataset: 44 pages of Orbit
+# documentation and 176 questions, each labelled with the **character span**
+# of its answer.
+#
+# Labels are spans, not chunk ids, on purpose. "Chunk 12 answers question 3"
+# only means something for the chunking that made chunk 12; a span
+# `[start, end)` in the page means the same thing for every chunking, which is
+# what lets us compare them fairly.
+#
+# You write the metrics:
+#
+# - `recall_at_k`: the share of gold spans that one of the first k retrieved
+#   chunks holds whole (a chunk holding half an answer cannot answer);
+# - `mrr_at_k`: 1 / rank of the first chunk holding a gold span;
+# - `precision_and_iou`: of the characters retrieved, how many are answer
+#   (precision), and the overlap of retrieved and answer characters over their
+#   union (IoU), as in Chroma's chunking evaluation. A strategy that retrieves
+#   whole pages finds the answer often, but makes a model read a lot of
+#   nothing: these two numbers show it.
+#
+# Recall@5 alone flatters big chunks: five whole pages are a tenth of this
+# corpus. So we also measure recall **within a fixed budget of retrieved
+# tokens** (1,000: what a prompt might spare for context), taking hits in rank
+# order while they fit. That is the fair comparison between chunk sizes.
+
+# %%
+import os
+import re
+import time
+
+from academy_llm import (
+    Invariants,
+    corpus_pages,
+    corpus_questions,
+    count_tokens,
+    embed,
+    load_lab,
+    make_chunk,
+    run_lab,
+    top_k,
+)
+
+rag4 = load_lab("rag4")
+rag5 = load_lab("rag5")
+rag6 = load_lab("rag6")
+rag7 = load_lab("rag7")
+
+# %% [markdown]
+# ## 1. The metrics
+#
+# A retrieved chunk is a `Hit`: `(doc_id, start, end)`. A question's gold
+# answer is one or more spans `(doc_id, start, end)` (a "multi_section"
+# question needs two places of its page). Results are lists of hits, best
+# first.
+
+
+# %%
+def holds(hit, span):
+    """True if the retrieved `hit` holds the whole gold `span`."""
+    return hit[0] == span[0] and hit[1] <= span[1] and span[2] <= hit[2]
+
+
+def recall_at_k(hits, gold, k):
+    """The share of gold spans held whole by one of the first k hits."""
+    # BEGIN SOLUTION
+    # hint: For each gold span, is there a hit among hits[:k] that holds() it? Return the
+    # hint: number of such spans divided by len(gold).
+    found = sum(1 for span in gold if any(holds(hit, span) for hit in hits[:k]))
+    return found / len(gold)
+    # END SOLUTION
+
+
+def mrr_at_k(hits, gold, k):
+    """1 / rank of the first of the first k hits that holds a gold span; 0 if none does."""
+    # BEGIN SOLUTION
+    # hint: Walk hits[:k] with their rank (1 = best); return 1 / rank at the first that holds()
+    # hint: any gold span.
+    for rank, hit in enumerate(hits[:k], 1):
+        if any(holds(hit, span) for span in gold):
+            return 1 / rank
+    return 0.0
+    # END SOLUTION
+
+
+def within_budget(hits, hit_tokens, budget):
+    """The hits, best first, that fit in `budget` tokens together (stopping at the first that does not)."""
+    kept, used = [], 0
+    for hit, tokens in zip(hits, hit_tokens):
+        if used + tokens > budget:
+            break
+        kept.append(hit)
+        used += tokens
+    return kept
+
+
+def merged(ranges):
+    """Sorted, disjoint (doc_id, start, end) ranges covering the same characters."""
+    result = []
+    for doc_id, start, end in sorted(ranges):
+        if result and result[-1][0] == doc_id and start <= result[-1][2]:
+            result[-1] = (doc_id, result[-1][1], max(result[-1][2], end))
+        else:
+            result.append((doc_id, start, end))
+    return result
+
+
+def characters(ranges):
+    """How many characters the (merged) ranges cover."""
+    return sum(end - start for _, start, end in ranges)
+
+
+def shared_characters(first, second):
+    """Characters covered by both lists of merged ranges."""
+    shared = 0
+    for doc_id, start, end in first:
+        for other_doc, other_start, other_end in second:
+            if doc_id == other_doc:
+                shared += max(0, min(end, other_end) - max(start, other_start))
+    return shared
+
+
+def precision_and_iou(hits, gold, k):
+    """(precision, IoU) of the characters of the first k hits against the gold characters.
+
+    Overlapping hits count their shared characters once.
+    """
+    # BEGIN SOLUTION
+    # hint: Merge the first k hits and the gold spans with merged(); count with characters()
+    # hint: and shared_characters(). precision = shared / retrieved; IoU = shared / (retrieved
+    # hint: + gold - shared). Return (0.0, 0.0) when nothing was retrieved.
+    retrieved = merged(hits[:k])
+    answer = merged(gold)
+    shared = shared_characters(retrieved, answer)
+    retrieved_size = characters(retrieved)
+    if retrieved_size == 0:
+        return 0.0, 0.0
+    return shared / retrieved_size, shared / (retrieved_size + characters(answer) - shared)
+    # END SOLUTION
+
+
+# %% [markdown]
+# ## 2. Check the ruler before measuring
+#
+# A metric with a bug makes every comparison after it wrong, so we test the
+# metrics on cases whose answers we know: a hand-computed example, a perfect
+# retriever (which must score 1.0) and the same results in reverse order
+# (which must score lower).
+
+# %%
+TINY_GOLD = [("faq", 100, 120)]
+TINY_HITS = [("faq", 0, 50), ("faq", 90, 130), ("faq", 110, 200)]
+
+
+def check_the_metrics():
+    """(name, ok) pairs: the metrics agree with values worked out by hand."""
+    checks = [
+        ("recall@1 of the tiny example is 0", recall_at_k(TINY_HITS, TINY_GOLD, 1) == 0),
+        ("recall@2 is 1 (rank 2 holds [100, 120))", recall_at_k(TINY_HITS, TINY_GOLD, 2) == 1),
+        ("two gold spans, one found: recall 0.5",
+         recall_at_k([("faq", 0, 10)], [("faq", 0, 5), ("faq", 50, 60)], 5) == 0.5),
+        ("MRR@3 is 1/2", mrr_at_k(TINY_HITS, TINY_GOLD, 3) == 0.5),
+    ]
+    # By hand: the hits at ranks 1 and 2 cover 50 + 40 = 90 characters, 20 of them the answer.
+    precision, iou = precision_and_iou(TINY_HITS, TINY_GOLD, 2)
+    return checks + [
+        ("precision@2 is 20/90", abs(precision - 20 / 90) < 1e-12),
+        ("IoU@2 is 20/90", abs(iou - 20 / 90) < 1e-12),
+        ("a perfect hit scores 1.0 everywhere",
+         recall_at_k(TINY_GOLD, TINY_GOLD, 1) == mrr_at_k(TINY_GOLD, TINY_GOLD, 1)
+         == precision_and_iou(TINY_GOLD, TINY_GOLD, 1)[1] == 1.0),
+    ]
+
+
+# %% [markdown]
+# ## 3. The strategies
+#
+# Seven ways to chunk, all at the same token budget where they have one:
+# the whole page; paragraphs with the page title prepended (a common recipe);
+# rag4's word and token windows; rag5's recursive splitter; rag6's
+# Markdown-aware chunker; rag7's Markdown chunks with headers. Overlap is an
+# eighth of the budget. Word windows get 3/4 of the budget in words (a word
+# is about 1.3 tokens in English).
+
+# %%
+TITLE = "Orbit docs"
+CHUNK_TOKENS = 256
+PLOT_SIZES = (128, 256, 512)
+K = 5
+TOKEN_BUDGET = 1000
+# Embedding cost at OpenAI's list price for text-embedding-3-small (USD 0.02 per
+# million tokens), the price a reader would pay to index with a hosted model.
+PRICE_PER_MILLION_TOKENS = 0.02
+EMBEDDERS = ("wordllama", "hash")
+
+
+def paragraphs_with_title(text, size):
+    """One chunk per blank-line paragraph, embedded with the page's title before it."""
+    title = rag6.front_matter(text)[0].get("title", "")
+    cuts = [m.end() for m in rag5.SEAMS[0][1].finditer(text)]
+    spans = zip([0] + cuts, cuts + [len(text)])
+    return [make_chunk(text, start, end, header=title) for start, end in spans if start < end]
+
+
+STRATEGIES = {
+    "whole page": lambda text, size: [make_chunk(text, 0, len(text))],
+    "paragraphs + title": paragraphs_with_title,
+    "word windows": lambda text, size: rag4.word_windows(text, size * 3 // 4, size * 3 // 32),
+    "token windows": lambda text, size: rag4.token_windows(text, size, size // 8),
+    "recursive": lambda text, size: rag5.recursive_chunks(text, size, size // 8),
+    "markdown": lambda text, size: rag6.markdown_chunks(text, size, size // 8),
+    "markdown + header": lambda text, size: rag7.header_chunks(text, TITLE, size, size // 8),
+}
+SIZED = ("word windows", "token windows", "recursive", "markdown", "markdown + header")
+
+
+# %% [markdown]
+# ## 4. Evaluate
+#
+# Every page is chunked; all chunks of all pages go into one index (as in a
+# real product: the retriever does not know which page to look in). Each
+# question of the test split retrieves its top k chunks; the metrics are
+# averaged per kind of question.
+
+# %%
+def chunk_corpus(strategy, size):
+    """[(doc_id, Chunk)] for the whole corpus."""
+    return [(doc_id, chunk) for doc_id, text in corpus_pages().items() for chunk in STRATEGIES[strategy](text, size)]
+
+
+def gold_spans(question):
+    return [(question["doc_id"], span["start"], span["end"]) for span in [question] + question.get("extra_spans", [])]
+
+
+def evaluate(chunks, questions, embedder, k=K):
+    """{kind: {metric: mean}} (and "all") for one chunked corpus and one embedder."""
+    vectors = embed([chunk.embedding_text for _, chunk in chunks], embedder)
+    question_vectors = embed([q["question"] for q in questions], embedder)
+    tokens = [chunk.n_tokens for _, chunk in chunks]  # what a reader of the hit reads
+    scores = {}
+    for question, vector in zip(questions, question_vectors):
+        ranked = top_k(vector, vectors, 50)
+        hits = [(chunks[row][0], chunks[row][1].start, chunks[row][1].end) for row, _ in ranked]
+        affordable = within_budget(hits, [tokens[row] for row, _ in ranked], TOKEN_BUDGET)
+        gold = gold_spans(question)
+        precision, iou = precision_and_iou(hits, gold, k)
+        row = {"recall@1": recall_at_k(hits, gold, 1), f"recall@{k}": recall_at_k(hits, gold, k),
+               f"MRR@{k}": mrr_at_k(hits, gold, k), "precision": precision, "IoU": iou,
+               "recall@1k tokens": recall_at_k(affordable, gold, len(affordable)) if affordable else 0.0}
+        for kind in (question["kind"], "all"):
+            scores.setdefault(kind, []).append(row)
+    return {kind: {name: sum(r[name] for r in rows) / len(rows) for name in rows[0]} for kind, rows in scores.items()}
+
+
+def corpus_cost(chunks):
+    """(number of chunks, mean tokens embedded per chunk, USD to embed them all)."""
+    tokens = [count_tokens(chunk.embedding_text) for _, chunk in chunks]
+    return len(tokens), sum(tokens) / len(tokens), sum(tokens) * PRICE_PER_MILLION_TOKENS / 1e6
+
+
+def step_overall(questions):
+    """The main table: every strategy with both embedders, over all test questions."""
+    print(f"\n2. {len(questions)} test questions, top {K} of all chunks of all pages, "
+          f"chunks of {CHUNK_TOKENS} tokens")
+    print(f"   {'strategy':<19} {'embedder':<9} {'R@1':>5} {'R@5':>5} {'MRR@5':>6} {'R@1kt':>6} "
+          f"{'prec':>6} {'IoU':>6} {'chunks':>6} {'tokens':>6} {'cost $':>7}")
+    results = {}
+    for strategy in STRATEGIES:
+        chunks = chunk_corpus(strategy, CHUNK_TOKENS)
+        count, mean_tokens, cost = corpus_cost(chunks)
+        for embedder in EMBEDDERS:
+            result = evaluate(chunks, questions, embedder)
+            results[strategy, embedder] = result
+            a = result["all"]
+            print(f"   {strategy:<19} {embedder:<9} {a['recall@1']:>5.2f} {a['recall@5']:>5.2f} "
+                  f"{a['MRR@5']:>6.2f} {a['recall@1k tokens']:>6.2f} {a['precision']:>6.3f} "
+                  f"{a['IoU']:>6.3f} {count:>6} {mean_tokens:>6.0f} {cost:>7.4f}")
+    print(f"   R@1kt: recall within {TOKEN_BUDGET} retrieved tokens; prec and IoU over the top {K};"
+          f" cost at USD {PRICE_PER_MILLION_TOKENS} per million tokens")
+    return results
+
+
+KINDS = ("prose", "identifier", "table", "code", "multi_section", "all")
+
+
+def step_by_kind(results, metric, embedder="wordllama"):
+    """One metric per kind of question, a row per strategy."""
+    print(f"\n3. {metric} by kind of question ({embedder})")
+    print(f"   {'strategy':<19} " + " ".join(f"{kind[:10]:>10}" for kind in KINDS))
+    for strategy in STRATEGIES:
+        row = results[strategy, embedder]
+        print(f"   {strategy:<19} " + " ".join(f"{row[kind][metric]:>10.2f}" for kind in KINDS))
+
+
+def winners(results, metric, embedder="wordllama"):
+    """{kind: best strategy} by `metric`; ties go to the higher IoU (less text to read)."""
+    return {
+        kind: max(STRATEGIES, key=lambda s: (results[s, embedder][kind][metric], results[s, embedder][kind]["IoU"]))
+        for kind in KINDS
+    }
+
+
+def step_plot(questions, results):
+    """Recall@5 against chunk size, one line per sized strategy (wordllama); saved as a PNG."""
+    import matplotlib
+
+    if "ipykernel" not in __import__("sys").modules:
+        matplotlib.use("Agg")  # no screen needed when run as a script
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4))
+    for strategy in SIZED:
+        recalls = []
+        for size in PLOT_SIZES:
+            if size == CHUNK_TOKENS:
+                recalls.append(results[strategy, "wordllama"]["all"]["recall@5"])
+            else:
+                recalls.append(evaluate(chunk_corpus(strategy, size), questions, "wordllama")["all"]["recall@5"])
+        axes.plot(PLOT_SIZES, recalls, marker="o", label=strategy)
+    axes.set_xscale("log", base=2)
+    axes.set_xticks(PLOT_SIZES, [str(size) for size in PLOT_SIZES])
+    axes.set_xlabel("chunk size (tokens)")
+    axes.set_ylabel(f"recall@{K}")
+    axes.set_title("Orbit docs, test questions, wordllama embeddings")
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    path = os.path.abspath("rag8-recall-vs-chunk-size.png")
+    figure.savefig(path, dpi=110)
+    print(f"\n4. Plot of recall@{K} against chunk size saved to {path}")
+    return figure
+
+
+def main():
+    print("1. The metrics, checked on cases worked out by hand")
+    checks = Invariants("rag8")
+    metric_checks = check_the_metrics()
+    for name, ok in metric_checks:
+        print(f"   {'ok  ' if ok else 'WRONG'} {name}")
+
+    questions = corpus_questions("test")
+    started = time.perf_counter()
+    results = step_overall(questions)
+    step_by_kind(results, "recall@5")
+    step_by_kind(results, "recall@1k tokens")
+    step_plot(questions, results)
+
+    print(f"\n5. What the numbers say (wordllama): the best strategy for each kind of question")
+    print(f"   {'kind':<14} {'within 1,000 tokens':<32} {'in the top 5':<32}")
+    fair, top5 = winners(results, "recall@1k tokens"), winners(results, "recall@5")
+    for kind in KINDS:
+        by_budget = f"{fair[kind]} ({results[fair[kind], 'wordllama'][kind]['recall@1k tokens']:.2f})"
+        by_rank = f"{top5[kind]} ({results[top5[kind], 'wordllama'][kind]['recall@5']:.2f})"
+        print(f"   {kind:<14} {by_budget:<32} {by_rank:<32}")
+    print(f"   (evaluation took {time.perf_counter() - started:.1f} s)")
+
+    print("\nInvariants")
+    checks.check("the metrics agree with hand-computed values", all(ok for _, ok in metric_checks),
+                 ", ".join(name for name, ok in metric_checks if not ok))
+    perfect = [gold_spans(q) for q in questions]
+    checks.check(
+        "a perfect retriever scores 1.0",
+        all(recall_at_k(g, g, K) == mrr_at_k(g, g, K) == precision_and_iou(g, g, K)[1] == 1.0 for g in perfect),
+    )
+    reversed_mrr = reversed_ranking_mrr(questions)
+    checks.check("a reversed ranking scores lower", reversed_mrr[1] < reversed_mrr[0],
+                 f"MRR@{K} {reversed_mrr[0]:.3f} best first, {reversed_mrr[1]:.3f} reversed")
+    whole, headed = results["whole page", "wordllama"]["all"], results["markdown + header", "wordllama"]["all"]
+    checks.check(
+        "whole pages retrieve more text than they answer",
+        whole["IoU"] < headed["IoU"],
+        f"IoU {whole['IoU']:.3f} for whole pages, {headed['IoU']:.3f} for markdown + header",
+    )
+    return checks.verdict()
+
+
+def reversed_ranking_mrr(questions):
+    """MRR@K of markdown + header chunks, ranked best first and then in reverse order."""
+    chunks = chunk_corpus("markdown + header", CHUNK_TOKENS)
+    vectors = embed([chunk.embedding_text for _, chunk in chunks])
+    totals = [0.0, 0.0]
+    for question, vector in zip(questions, embed([q["question"] for q in questions])):
+        ranked = [(chunks[row][0], chunks[row][1].start, chunks[row][1].end) for row, _ in top_k(vector, vectors, len(chunks))]
+        totals[0] += mrr_at_k(ranked, gold_spans(question), K)
+        totals[1] += mrr_at_k(ranked[::-1], gold_spans(question), K)
+    return totals[0] / len(questions), totals[1] / len(questions)
+
+
+# %%
+if __name__ == "__main__":
+    run_lab(main)

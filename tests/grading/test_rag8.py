@@ -1,0 +1,64 @@
+"""Grading tests for lab rag8: the retrieval metrics."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from academy_llm import load_lab
+
+pytestmark = pytest.mark.grade("rag8")
+
+GOLD = [("faq", 100, 120)]
+HITS = [("faq", 0, 50), ("install", 100, 120), ("faq", 90, 130), ("faq", 110, 200)]
+
+
+@pytest.fixture(scope="module")
+def rag8(lab_dir):
+    return load_lab("rag8", lab_dir)
+
+
+@pytest.mark.parametrize("k, expected", [(1, 0.0), (2, 0.0), (3, 1.0), (4, 1.0)])
+def test_recall_needs_the_whole_span_in_the_right_document(rag8, k, expected):
+    assert rag8.recall_at_k(HITS, GOLD, k) == expected
+
+
+def test_recall_counts_each_gold_span(rag8):
+    gold = [("faq", 0, 5), ("faq", 50, 60), ("faq", 70, 80)]
+    assert rag8.recall_at_k([("faq", 0, 10), ("faq", 45, 65)], gold, 5) == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("k, expected", [(1, 0.0), (2, 0.0), (3, 1 / 3), (10, 1 / 3)])
+def test_mrr_is_one_over_the_first_useful_rank(rag8, k, expected):
+    assert rag8.mrr_at_k(HITS, GOLD, k) == pytest.approx(expected)
+
+
+def test_precision_and_iou_by_hand(rag8):
+    # Top 3: [0,50) and [90,130) of faq (90 characters), [100,120) of install (20, other page).
+    # Shared with the answer [100,120) of faq: 20. Retrieved 110 in all.
+    precision, iou = rag8.precision_and_iou(HITS, GOLD, 3)
+    assert precision == pytest.approx(20 / 110)
+    assert iou == pytest.approx(20 / (110 + 20 - 20))
+
+
+def test_overlapping_hits_count_their_characters_once(rag8):
+    precision, iou = rag8.precision_and_iou([("faq", 100, 150), ("faq", 100, 150)], GOLD, 2)
+    assert precision == pytest.approx(20 / 50) and iou == pytest.approx(20 / 50)
+
+
+def test_nothing_retrieved_scores_zero(rag8):
+    assert rag8.precision_and_iou([], GOLD, 5) == (0.0, 0.0)
+    assert rag8.recall_at_k([], GOLD, 5) == 0.0 and rag8.mrr_at_k([], GOLD, 5) == 0.0
+
+
+spans = st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 200), st.integers(1, 60)).map(
+    lambda t: (t[0], t[1], t[1] + t[2])
+)
+
+
+@given(gold=st.lists(spans, min_size=1, max_size=3), hits=st.lists(spans, max_size=8), k=st.integers(1, 8))
+def test_property_metrics_are_bounded_and_perfect_is_one(rag8, gold, hits, k):
+    for value in (rag8.recall_at_k(hits, gold, k), rag8.mrr_at_k(hits, gold, k), *rag8.precision_and_iou(hits, gold, k)):
+        assert 0.0 <= value <= 1.0 + 1e-12
+    assert rag8.recall_at_k(gold, gold, len(gold)) == 1.0
+    assert rag8.mrr_at_k(gold, gold, 1) == 1.0
+    assert rag8.recall_at_k(hits, gold, k) <= rag8.recall_at_k(hits, gold, k + 1)
