@@ -15,6 +15,8 @@
 #
 # - `recall_at_k`: the share of gold spans that one of the first k retrieved
 #   chunks holds whole (a chunk holding half an answer cannot answer);
+# - `coverage_at_k`: the share of the answer's *characters* the first k chunks
+#   cover, whole or not (Chroma's evaluation calls this recall);
 # - `mrr_at_k`: 1 / rank of the first chunk holding a gold span;
 # - `precision_and_iou`: of the characters retrieved, how many are answer
 #   (precision), and the overlap of retrieved and answer characters over their
@@ -123,6 +125,15 @@ def shared_characters(first, second):
     return shared
 
 
+def coverage_at_k(hits, gold, k):
+    """The share of the gold characters that the first k hits cover."""
+    # BEGIN SOLUTION
+    # hint: shared_characters(merged(hits[:k]), merged(gold)) / characters(merged(gold)).
+    answer = merged(gold)
+    return shared_characters(merged(hits[:k]), answer) / characters(answer)
+    # END SOLUTION
+
+
 def precision_and_iou(hits, gold, k):
     """(precision, IoU) of the characters of the first k hits against the gold characters.
 
@@ -168,6 +179,8 @@ def check_the_metrics():
     precision, iou = precision_and_iou(TINY_HITS, TINY_GOLD, 2)
     return checks + [
         ("precision@2 is 20/90", abs(precision - 20 / 90) < 1e-12),
+        ("coverage@1 is 0, coverage@2 is 1", coverage_at_k(TINY_HITS, TINY_GOLD, 1) == 0
+         and coverage_at_k(TINY_HITS, TINY_GOLD, 2) == 1),
         ("IoU@2 is 20/90", abs(iou - 20 / 90) < 1e-12),
         ("a perfect hit scores 1.0 everywhere",
          recall_at_k(TINY_GOLD, TINY_GOLD, 1) == mrr_at_k(TINY_GOLD, TINY_GOLD, 1)
@@ -248,7 +261,8 @@ def evaluate(chunks, questions, embedder, k=K):
         gold = gold_spans(question)
         precision, iou = precision_and_iou(hits, gold, k)
         row = {"recall@1": recall_at_k(hits, gold, 1), f"recall@{k}": recall_at_k(hits, gold, k),
-               f"MRR@{k}": mrr_at_k(hits, gold, k), "precision": precision, "IoU": iou,
+               f"MRR@{k}": mrr_at_k(hits, gold, k), f"coverage@{k}": coverage_at_k(hits, gold, k),
+               "precision": precision, "IoU": iou,
                "recall@1k tokens": recall_at_k(affordable, gold, len(affordable)) if affordable else 0.0}
         for kind in (question["kind"], "all"):
             scores.setdefault(kind, []).append(row)
@@ -265,7 +279,7 @@ def step_overall(questions):
     """The main table: every strategy with both embedders, over all test questions."""
     print(f"\n2. {len(questions)} test questions, top {K} of all chunks of all pages, "
           f"chunks of {CHUNK_TOKENS} tokens")
-    print(f"   {'strategy':<19} {'embedder':<9} {'R@1':>5} {'R@5':>5} {'MRR@5':>6} {'R@1kt':>6} "
+    print(f"   {'strategy':<19} {'embedder':<9} {'R@1':>5} {'R@5':>5} {'cov@5':>5} {'MRR@5':>6} {'R@1kt':>6} "
           f"{'prec':>6} {'IoU':>6} {'chunks':>6} {'tokens':>6} {'cost $':>7}")
     results = {}
     for strategy in STRATEGIES:
@@ -276,9 +290,10 @@ def step_overall(questions):
             results[strategy, embedder] = result
             a = result["all"]
             print(f"   {strategy:<19} {embedder:<9} {a['recall@1']:>5.2f} {a['recall@5']:>5.2f} "
-                  f"{a['MRR@5']:>6.2f} {a['recall@1k tokens']:>6.2f} {a['precision']:>6.3f} "
+                  f"{a['coverage@5']:>5.2f} {a['MRR@5']:>6.2f} {a['recall@1k tokens']:>6.2f} {a['precision']:>6.3f} "
                   f"{a['IoU']:>6.3f} {count:>6} {mean_tokens:>6.0f} {cost:>7.4f}")
-    print(f"   R@1kt: recall within {TOKEN_BUDGET} retrieved tokens; prec and IoU over the top {K};"
+    print(f"   cov@5: share of answer characters in the top {K}; R@1kt: recall within {TOKEN_BUDGET} "
+          f"retrieved tokens;\n   prec and IoU over the top {K};"
           f" cost at USD {PRICE_PER_MILLION_TOKENS} per million tokens")
     return results
 

@@ -32,6 +32,12 @@ def test_mrr_is_one_over_the_first_useful_rank(rag8, k, expected):
     assert rag8.mrr_at_k(HITS, GOLD, k) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize("k, expected", [(1, 0.0), (3, 1.0)])
+def test_coverage_counts_answer_characters_whole_or_not(rag8, k, expected):
+    assert rag8.coverage_at_k(HITS, GOLD, k) == expected
+    assert rag8.coverage_at_k([("faq", 110, 300)], GOLD, 1) == pytest.approx(0.5)
+
+
 def test_precision_and_iou_by_hand(rag8):
     # Top 3: [0,50) and [90,130) of faq (90 characters), [100,120) of install (20, other page).
     # Shared with the answer [100,120) of faq: 20. Retrieved 110 in all.
@@ -48,6 +54,7 @@ def test_overlapping_hits_count_their_characters_once(rag8):
 def test_nothing_retrieved_scores_zero(rag8):
     assert rag8.precision_and_iou([], GOLD, 5) == (0.0, 0.0)
     assert rag8.recall_at_k([], GOLD, 5) == 0.0 and rag8.mrr_at_k([], GOLD, 5) == 0.0
+    assert rag8.coverage_at_k([], GOLD, 5) == 0.0
 
 
 spans = st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 200), st.integers(1, 60)).map(
@@ -57,7 +64,9 @@ spans = st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 200), st.integers(
 
 @given(gold=st.lists(spans, min_size=1, max_size=3), hits=st.lists(spans, max_size=8), k=st.integers(1, 8))
 def test_property_metrics_are_bounded_and_perfect_is_one(rag8, gold, hits, k):
-    for value in (rag8.recall_at_k(hits, gold, k), rag8.mrr_at_k(hits, gold, k), *rag8.precision_and_iou(hits, gold, k)):
+    metrics = (rag8.recall_at_k(hits, gold, k), rag8.mrr_at_k(hits, gold, k), rag8.coverage_at_k(hits, gold, k),
+               *rag8.precision_and_iou(hits, gold, k))
+    for value in metrics:
         assert 0.0 <= value <= 1.0 + 1e-12
     assert rag8.recall_at_k(gold, gold, len(gold)) == 1.0
     assert rag8.mrr_at_k(gold, gold, 1) == 1.0
