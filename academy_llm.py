@@ -7,7 +7,11 @@ and nothing a lab is meant to teach:
 - offline embeddings ("wordllama": semantic; "hash": lexical) and cosine search,
 - `Chunk`, the one data model every chunker returns, and `make_chunk` to build it,
 - the checks every lab and grading test share (`check_lossless`, `check_budget`),
-- small tools to run a lab: `load_lab`, `show_chunks`, `Invariants`, `run_lab`.
+- small tools to run a lab: `load_lab`, `Invariants`, `run_lab`,
+- ways to see chunks: `show_chunks` (a table) and `view_chunks` (on their text:
+  HTML in a notebook, ANSI colours in a terminal, plain text elsewhere),
+- plots that work anywhere: `plot_chunk_sizes`, `show_figure` (a PNG file from
+  a script, a picture in a notebook).
 
 Everything is deterministic: the same text gives the same tokens, chunks and
 scores on every machine, with no network.
@@ -17,13 +21,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.abc
 import importlib.util
+import io
 import json
 import os
 import re
 import sys
 import zlib
 from dataclasses import dataclass
+from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -434,12 +441,16 @@ _loaded_labs: dict[Path, object] = {}
 
 
 def lab_file(name: str, folder) -> Path:
-    """The file of lab `name` ("rag4") in `folder`, e.g. folder/rag4-chunking.py."""
-    matches = sorted(Path(folder).glob(f"{name}-*.py"))
-    if len(matches) != 1:
-        found = ", ".join(m.name for m in matches) or "none"
-        raise FileNotFoundError(f"expected one {name}-*.py in {folder}, found {found}")
-    return matches[0]
+    """The file of lab `name` ("rag4") in `folder`: folder/rag4-chunking.py, or
+    in a folder of notebooks (and no script), folder/rag4-chunking.ipynb."""
+    for pattern in (f"{name}-*.py", f"{name}-*.ipynb"):
+        matches = sorted(Path(folder).glob(pattern))
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            found = ", ".join(m.name for m in matches)
+            raise FileNotFoundError(f"expected one {pattern} in {folder}, found {found}")
+    raise FileNotFoundError(f"expected one {name}-*.py (or {name}-*.ipynb) in {folder}, found none")
 
 
 def load_lab(name: str, folder=None):
@@ -447,7 +458,10 @@ def load_lab(name: str, folder=None):
 
     Lab files have hyphens in their names, so `import` cannot reach them.
     By default the lab comes from the folder of the file that calls this
-    (labs/ for a student, solutions/ for the reference). A grader sets
+    (labs/ for a student, solutions/ for the reference). A notebook has no
+    file of its own, so there it is the current folder, which Jupyter sets to
+    the notebook's: notebooks/labs/rag5-....ipynb imports the rag4 notebook
+    beside it, so the work saved there is what rag5 builds on. A grader sets
     $ACADEMY_EARLIER_LABS to a reference folder, so that a student's later lab
     is graded on its own even when an earlier one is unfinished.
     """
@@ -459,7 +473,10 @@ def load_lab(name: str, folder=None):
     path = lab_file(name, folder).resolve()
     if path not in _loaded_labs:
         module_name = f"lab_{name}_{zlib.crc32(str(path).encode()):08x}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
+        if path.suffix == ".ipynb":
+            spec = importlib.util.spec_from_loader(module_name, NotebookLoader(path), origin=str(path))
+        else:
+            spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
         try:
@@ -471,32 +488,34 @@ def load_lab(name: str, folder=None):
     return _loaded_labs[path]
 
 
-def show_chunks(chunks, width: int = 60, limit: int = 12) -> None:
-    """Print chunks as a table: number, span, tokens, overlap with the previous one, text.
+class NotebookLoader(importlib.abc.Loader):
+    """Imports the code cells of a notebook as a module: how load_lab reads an .ipynb lab."""
 
-    The overlap column counts the characters a chunk shares with the one before
-    it, taken from the true offsets; the shared text is shown in «guillemets».
-    A chunk with a header or a heading path (or flagged oversize) gets a second
-    line saying so.
-    """
-    print(f"  {'#':>3}  {'span':<16} {'tokens':>6} {'overlap':>8}  text")
-    previous_end = None
-    for number, chunk in enumerate(chunks[:limit], 1):
-        shared = 0 if previous_end is None else max(0, min(previous_end, chunk.end) - chunk.start)
-        shown = chunk.text.replace("\r", " ").replace("\n", " ")
-        if shared:
-            shown = f"«{shown[:shared]}»{shown[shared:]}"
-        if len(shown) > width:
-            shown = shown[: width - 3] + "..."
-        span = f"[{chunk.start}, {chunk.end})"
-        print(f"  {number:>3}  {span:<16} {chunk.n_tokens:>6} {shared or '-':>8}  {shown}")
-        if chunk.header or chunk.section or chunk.oversize:
-            place = f"header: {chunk.header}" if chunk.header else " › ".join(chunk.section)
-            notes = [place, chunk.kind] + (["oversize"] if chunk.oversize else [])
-            print(f"  {'':>3}  {'':<16} {'':>6} {'':>8}  ({', '.join(n for n in notes if n)})")
-        previous_end = chunk.end
-    if len(chunks) > limit:
-        print(f"  ... {len(chunks) - limit} more chunks")
+    def __init__(self, path: Path):
+        self.path = path
+
+    def create_module(self, spec):
+        return None  # the usual empty module
+
+    def exec_module(self, module) -> None:
+        """Run the code cells in order, each compiled on its own and read as IPython reads it.
+
+        Compiling cell by cell lets an error name a line of its cell; IPython's
+        reading turns a `%magic` into a call, so the code runs as it does in
+        the notebook. __file__ is the notebook, so a lab it loads in turn is
+        looked for beside it. The last cell's `if __name__ == "__main__":` is
+        false here, as for an imported script.
+        """
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        module.__file__ = str(self.path)
+        with open(self.path, encoding="utf-8") as file:
+            cells = json.load(file)["cells"]
+        reader = TransformerManager()
+        for cell in cells:
+            if cell["cell_type"] == "code":
+                source = reader.transform_cell("".join(cell["source"]))
+                exec(compile(source, str(self.path), "exec"), module.__dict__)
 
 
 class Invariants:
@@ -522,20 +541,60 @@ class Invariants:
 
 
 def _in_notebook() -> bool:
-    return "ipykernel" in sys.modules
+    """True inside a Jupyter kernel, where output can be HTML and a lab must not exit.
+
+    ipykernel being imported is not enough (Jupyter's own tools import it);
+    the running IPython shell must be a kernel's, which has a `kernel`.
+    """
+    if "ipykernel" not in sys.modules:
+        return False
+    from IPython import get_ipython
+
+    return hasattr(get_ipython(), "kernel")
 
 
-def todo_location(error: BaseException) -> str:
-    """'file:line in function' of the innermost frame that raised `error`."""
+def todo_advice(error: BaseException) -> str:
+    """Where to fill in the TODO that raised `error`, and how to run the lab after.
+
+    In a script: 'rag4-chunking.py:73 in word_windows(), then run the lab
+    again'. Code typed in a notebook cell has a temporary file name that means
+    nothing to a reader, so there the place is the cell as IPython names it:
+    'word_windows() in cell In[5], line 12'. A TODO in a lab that the notebook
+    imported with load_lab is filled in that lab's own file, and the kernel
+    keeps what it imported until it is restarted.
+    """
     trace = error.__traceback__
     while trace.tb_next is not None:
         trace = trace.tb_next
-    code = trace.tb_frame.f_code
-    return f"{Path(code.co_filename).name}:{trace.tb_lineno} in {code.co_name}()"
+    code, line = trace.tb_frame.f_code, trace.tb_lineno
+    filename = Path(code.co_filename)
+    if not _in_notebook():
+        return f"{filename.name}:{line} in {code.co_name}(), then run the lab again"
+    cell = _notebook_cell_name(code.co_filename)
+    if cell:
+        return f"{code.co_name}() in cell {cell}, line {line}, then run that cell and this one again"
+    if filename.suffix == ".ipynb":
+        place = f"{filename.name}, line {line} of its cell"
+    else:
+        place = f"{filename.name}:{line}"
+    return f"{code.co_name}() in {place}, then save it and restart this notebook's kernel"
+
+
+def _notebook_cell_name(filename: str) -> str:
+    """'In[5]' if `filename` is the code of a cell run in this kernel, else ''."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    label = shell.compile.format_code_name(filename) if shell else None
+    return label[1] if label else ""
 
 
 class LabFailed(Exception):
-    """Raised in a notebook (instead of exiting) when a lab's check fails."""
+    """Raised in a notebook (instead of exiting) when a lab's check fails or a TODO is reached."""
+
+    def _render_traceback_(self):
+        """What IPython shows instead of a traceback: the message says all a learner needs."""
+        return [f"LabFailed: {self}"]
 
 
 def run_lab(main) -> None:
@@ -543,14 +602,15 @@ def run_lab(main) -> None:
 
     As a script: exit 0 on success, 1 on a failed invariant or an unfilled TODO
     (printing the TODO's hint and where it is, not a traceback). In a notebook:
-    raise LabFailed instead of exiting, so the failing cell is marked.
+    raise LabFailed instead of exiting, so the failing cell is marked, with the
+    same hint and no traceback either.
     """
     try:
         ok = main()
     except NotImplementedError as error:
         if not str(error).startswith("TODO("):
             raise
-        message = f"{error}\n  -> fill in {todo_location(error)}, then run the lab again."
+        message = f"{error}\n  -> fill in {todo_advice(error)}."
         if _in_notebook():
             raise LabFailed(message) from None
         print(f"\n{message}", file=sys.stderr)
@@ -560,3 +620,327 @@ def run_lab(main) -> None:
             raise LabFailed("an invariant failed; see the FAIL lines above")
     else:
         sys.exit(0 if ok else 1)
+
+
+# --------------------------------------------------------------------------
+# Seeing chunks: as a table, or marked on the text they come from
+# --------------------------------------------------------------------------
+# show_chunks lists chunks, one line each. view_chunks shows them where they
+# are: the document's own text, cut where the chunks cut it. Every mark is
+# placed by a chunk's start and end, its true offsets, never by adding up
+# lengths or searching for its text, so a chunker that reports a wrong offset
+# is seen to. Chunks alternate between two background colours, text that two
+# chunks share gets a third, and each chunk opens with a label: its number,
+# span and token count (and its header, heading path or flags if it has any).
+#
+# The view takes the form its output can show:
+# - in a notebook, HTML;
+# - in a terminal, ANSI colours;
+# - anywhere else (a file, a pipe), or when NO_COLOR is set (no-color.org),
+#   plain text: labels in {braces}, shared text in «guillemets», and {/#n}
+#   where chunk n ends with no chunk after it.
+
+# Light backgrounds that dark text reads well on, the same in HTML and in a
+# 256-colour terminal: blue and peach alternate, green is text two chunks share.
+CHUNK_COLOURS = {"odd": "#afd7ff", "even": "#ffd7af", "overlap": "#afd7af"}
+ANSI_COLOURS = {"odd": 153, "even": 223, "overlap": 151}  # xterm's numbers for the same colours
+ANSI_LABEL_STYLE = "1;97;48;5;238"  # bold white on dark grey
+TEXT_KEY = "({#n ...} opens chunk n; «...» is in two chunks; {/#n}: chunk n ends, what follows is in none)"
+ANSI_KEY = (
+    "(blue: chunks #1, #3, ...; peach: chunks #2, #4, ...; green, underlined: in two chunks; "
+    "no colour: in no chunk)"
+)
+
+
+def chunk_notes(chunk) -> list[str]:
+    """What a chunk carries besides its span: its header or heading path, its kind, oversize."""
+    if not (chunk.header or chunk.section or chunk.oversize):
+        return []
+    place = f"header: {chunk.header}" if chunk.header else " › ".join(chunk.section)
+    notes = [place, chunk.kind] + (["oversize"] if chunk.oversize else [])
+    return [note for note in notes if note]
+
+
+def show_chunks(chunks, width: int = 60, limit: int = 12) -> None:
+    """Print chunks as a table: number, span, tokens, overlap with the previous one, text.
+
+    The overlap column counts the characters a chunk shares with the one before
+    it, taken from the true offsets; the shared text is shown in «guillemets».
+    A chunk with a header or a heading path (or flagged oversize) gets a second
+    line saying so. To see chunks on their text, use view_chunks.
+    """
+    print(f"  {'#':>3}  {'span':<16} {'tokens':>6} {'overlap':>8}  text")
+    previous_end = None
+    for number, chunk in enumerate(chunks[:limit], 1):
+        shared = 0 if previous_end is None else max(0, min(previous_end, chunk.end) - chunk.start)
+        shown = chunk.text.replace("\r", " ").replace("\n", " ")
+        if shared:
+            shown = f"«{shown[:shared]}»{shown[shared:]}"
+        if len(shown) > width:
+            shown = shown[: width - 3] + "..."
+        span = f"[{chunk.start}, {chunk.end})"
+        print(f"  {number:>3}  {span:<16} {chunk.n_tokens:>6} {shared or '-':>8}  {shown}")
+        notes = chunk_notes(chunk)
+        if notes:
+            print(f"  {'':>3}  {'':<16} {'':>6} {'':>8}  ({', '.join(notes)})")
+        previous_end = chunk.end
+    if len(chunks) > limit:
+        print(f"  ... {len(chunks) - limit} more chunks")
+
+
+@dataclass(frozen=True)
+class ViewPiece:
+    """A stretch [start, end) of the source held by the same chunks (their numbers)."""
+
+    start: int
+    end: int
+    holders: tuple[int, ...]
+
+    @property
+    def role(self) -> str:
+        """How it is coloured: "gap" (in no chunk), "overlap" (in two or more), else "odd" or "even"."""
+        if not self.holders:
+            return "gap"
+        if len(self.holders) > 1:
+            return "overlap"
+        return "odd" if self.holders[0] % 2 else "even"
+
+
+def view_pieces(numbered) -> list[ViewPiece]:
+    """Cut the text the chunks span at every chunk start and end; each piece knows its holders.
+
+    `numbered` is a list of (number, chunk). Between two neighbouring cuts the
+    same chunks hold every character, so one colour fits a whole piece.
+    """
+    cuts = sorted({chunk.start for _, chunk in numbered} | {chunk.end for _, chunk in numbered})
+    pieces = []
+    for start, end in zip(cuts, cuts[1:]):
+        holders = tuple(number for number, chunk in numbered if chunk.start <= start and end <= chunk.end)
+        pieces.append(ViewPiece(start, end, holders))
+    return pieces
+
+
+def view_marks(numbered) -> list[tuple[str, object]]:
+    """The view in reading order, as ("end", number), ("label", number) and ("text", piece).
+
+    At each cut come first the ends of chunks that stop with no chunk going
+    on after them, then the labels of the chunks that start there, then the
+    text up to the next cut. Each renderer only decides how a mark looks.
+    """
+    pieces = {piece.start: piece for piece in view_pieces(numbered)}
+    cuts = sorted({chunk.start for _, chunk in numbered} | {chunk.end for _, chunk in numbered})
+    marks = []
+    for cut in cuts:
+        if not any(chunk.start <= cut < chunk.end for _, chunk in numbered):
+            marks += [("end", number) for number, chunk in numbered if chunk.start < chunk.end == cut]
+        marks += [("label", number) for number, chunk in numbered if chunk.start == cut]
+        if cut in pieces:
+            marks.append(("text", pieces[cut]))
+    return marks
+
+
+def chunk_label(number: int, chunk, source: str) -> str:
+    """'#3 [412, 980) 128 tokens', then the chunk's notes, and a warning if its text is not the source's."""
+    notes = chunk_notes(chunk)
+    if source[chunk.start : chunk.end] != chunk.text:
+        notes.append("its text differs from the source at this span")
+    tokens = "1 token" if chunk.n_tokens == 1 else f"{chunk.n_tokens} tokens"
+    return " · ".join([f"#{number} [{chunk.start}, {chunk.end}) {tokens}"] + notes)
+
+
+def view_caption(source: str, chunks, first: int, shown) -> str:
+    """'chunks 2-4 of 14, characters [412, 2210) of 45120', or why there is nothing to show."""
+    if not shown:
+        return f"no chunk to show ({len(chunks)} in all)"
+    numbers = f"chunk {first + 1}" if len(shown) == 1 else f"chunks {first + 1}-{first + len(shown)}"
+    start = min(chunk.start for chunk in shown)
+    end = max(chunk.end for chunk in shown)
+    return f"{numbers} of {len(chunks)}, characters [{start}, {end}) of {len(source)}"
+
+
+def use_colour(stream) -> bool:
+    """ANSI colours only for a terminal, and never when NO_COLOR is set (to anything but "")."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    return stream.isatty()
+
+
+def view_chunks(source: str, chunks, first: int = 0, limit: int = 4) -> None:
+    """Show chunks[first:first + limit] on `source`, the text they were cut from.
+
+    In a notebook as HTML; in a terminal with ANSI colours; elsewhere, or with
+    NO_COLOR set, as plain text with bracket markers.
+    """
+    if _in_notebook():
+        from IPython.display import HTML, display
+
+        display(HTML(chunks_as_html(source, chunks, first, limit)))
+    else:
+        print(chunks_as_text(source, chunks, first, limit, colour=use_colour(sys.stdout)))
+
+
+def chunks_as_text(source: str, chunks, first: int = 0, limit: int = 4, colour: bool = False) -> str:
+    """The view for a terminal (`colour`: ANSI colours) or for plain text (bracket markers)."""
+    shown = chunks[first : first + limit]
+    numbered = list(enumerate(shown, first + 1))
+    by_number = dict(numbered)
+    out = [view_caption(source, chunks, first, shown), "\n", ANSI_KEY if colour else TEXT_KEY, "\n"]
+    for mark, value in view_marks(numbered):
+        if mark == "label":
+            label = chunk_label(value, by_number[value], source)
+            out.append(_ansi(f" {label} ", ANSI_LABEL_STYLE) if colour else f"{{{label}}}")
+        elif mark == "end" and not colour:
+            out.append(f"{{/#{value}}}")
+        elif mark == "text":
+            out.append(_text_piece(source[value.start : value.end], value.role, colour))
+    return "".join(out)
+
+
+def _text_piece(text: str, role: str, colour: bool) -> str:
+    """One piece of the text view: coloured by its role, or with shared text in «guillemets»."""
+    if not colour:
+        return f"«{text}»" if role == "overlap" else text
+    if role == "gap":
+        return text
+    underline = "4;" if role == "overlap" else ""
+    return _ansi(text, f"30;{underline}48;5;{ANSI_COLOURS[role]}")
+
+
+def _ansi(text: str, style: str) -> str:
+    """`text` in an ANSI style, closed at each line break so the colour stops with the text."""
+    lines = []
+    for line in text.split("\n"):
+        lines.append(f"\x1b[{style}m{line}\x1b[0m" if line else "")
+    return "\n".join(lines)
+
+
+_HTML_PIECE_STYLES = {
+    "odd": f"background:{CHUNK_COLOURS['odd']};color:#1a1a1a",
+    "even": f"background:{CHUNK_COLOURS['even']};color:#1a1a1a",
+    "overlap": f"background:{CHUNK_COLOURS['overlap']};color:#1a1a1a;text-decoration:underline",
+    "gap": "",
+}
+# Lines wrap at spaces, as a reader expects (JupyterLab's own outputs may break inside words).
+_HTML_TEXT_STYLE = "white-space:pre-wrap;word-break:normal;overflow-wrap:break-word;line-height:1.6;margin:4px 0"
+_HTML_LABEL_STYLE = (
+    "background:#3a3a3a;color:#ffffff;border-radius:4px;padding:0 5px;margin-right:3px;"
+    "font-family:sans-serif;font-size:78%;white-space:nowrap"
+)
+
+
+def chunks_as_html(source: str, chunks, first: int = 0, limit: int = 4) -> str:
+    """The view as one HTML fragment, styled inline.
+
+    Inline styles look the same in JupyterLab, in a notebook exported by
+    nbconvert and in a browser, with no style sheet to load. Classes and
+    data- attributes (chunk numbers, true offsets) let a test find each part.
+    """
+    shown = chunks[first : first + limit]
+    numbered = list(enumerate(shown, first + 1))
+    by_number = dict(numbered)
+    parts = []
+    for mark, value in view_marks(numbered):
+        if mark == "label":
+            label = escape(chunk_label(value, by_number[value], source))
+            parts.append(
+                f'<span class="chunk-label" data-chunk="{value}" style="{_HTML_LABEL_STYLE}">{label}</span>'
+            )
+        elif mark == "text":
+            holders = " ".join(str(number) for number in value.holders)
+            parts.append(
+                f'<span class="chunk-piece chunk-{value.role}" data-chunks="{holders}" '
+                f'data-start="{value.start}" data-end="{value.end}" '
+                f'style="{_HTML_PIECE_STYLES[value.role]}">{escape(source[value.start : value.end])}</span>'
+            )
+    caption = escape(view_caption(source, chunks, first, shown))
+    return (
+        f'<div class="chunk-view" data-chunks="{len(shown)}">'
+        f'<div class="chunk-view-caption" style="font-family:sans-serif;font-size:90%">{caption}</div>'
+        f'<pre class="chunk-view-text" style="{_HTML_TEXT_STYLE}">'
+        f'{"".join(parts)}</pre>{_html_key()}</div>'
+    )
+
+
+def _html_key() -> str:
+    """A line of colour swatches saying what each colour means."""
+    meanings = (
+        ("odd", "chunks #1, #3, ..."),
+        ("even", "chunks #2, #4, ..."),
+        ("overlap", "in two chunks"),
+        ("gap", "in no chunk"),
+    )
+    swatches = "".join(
+        f'<span style="{_HTML_PIECE_STYLES[role]};border:1px solid #999;padding:0 6px;margin:0 4px 0 10px">'
+        f"&nbsp;</span>{meaning}"
+        for role, meaning in meanings
+    )
+    return f'<div class="chunk-view-key" style="font-family:sans-serif;font-size:80%">{swatches}</div>'
+
+
+# --------------------------------------------------------------------------
+# Plots: a PNG file beside a script's run, a picture in a notebook
+# --------------------------------------------------------------------------
+# matplotlib draws with its Agg backend, which needs no screen. These helpers
+# never import pyplot, so no window can open and no figure outlives its plot,
+# in a script, in a notebook, or on a machine with no display at all.
+
+
+def plot_chunk_sizes(sizes: dict, max_tokens: int, title: str):
+    """Histograms of chunk sizes in tokens, one row per strategy, the budget a dashed line.
+
+    `sizes` maps a strategy's name to the token counts of its chunks. Rows
+    share their x axis, so strategies compare at a glance: windows pile up at
+    the budget, seams spread below it, an oversize block stands past the line.
+    The axis stops at twice the budget; a bigger chunk (a huge table) is drawn
+    in the last bar and counted in its row's title, so a few giants do not
+    squeeze everything else into a corner.
+    """
+    from matplotlib.figure import Figure
+
+    largest = max([max_tokens] + [max(counts) for counts in sizes.values() if counts])
+    axis_end = min(largest, 2 * max_tokens)
+    # Bar edges sit half a token past whole numbers, so a chunk of exactly
+    # max_tokens is drawn left of the budget line, where it belongs.
+    bins = np.arange(0, axis_end + max_tokens / 16, max_tokens / 16) + 0.5
+    figure = Figure(figsize=(7, 1.0 + 1.5 * len(sizes)), layout="constrained")
+    rows = figure.subplots(len(sizes), 1, sharex=True, squeeze=False)[:, 0]
+    for number, (name, counts) in enumerate(sizes.items()):
+        row = rows[number]
+        row.hist(np.minimum(counts, axis_end), bins=bins, color=f"C{number}")
+        row.axvline(max_tokens, color="black", linestyle="--", linewidth=1)
+        row.set_title(size_summary(name, counts, axis_end), loc="left", fontsize=10)
+        row.set_ylabel("chunks")
+    rows[-1].set_xlabel(f"tokens per chunk (dashed line: the budget, {max_tokens})")
+    figure.suptitle(title)
+    return figure
+
+
+def size_summary(name: str, counts, axis_end: int) -> str:
+    """'recursive: 1108 chunks, median 109 tokens', and how many lie past the axis."""
+    if not counts:
+        return f"{name}: no chunks"
+    summary = f"{name}: {len(counts)} chunks, median {np.median(counts):.0f} tokens"
+    beyond = [count for count in counts if count > axis_end]
+    if beyond:
+        summary += f"; {len(beyond)} over {axis_end} (up to {max(beyond)}) in the last bar"
+    return summary
+
+
+def figure_png(figure, dpi: int = 110) -> bytes:
+    """The figure as PNG bytes. A figure made without pyplot is saved by Agg, matplotlib's PNG painter."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()
+
+
+def show_figure(figure, filename: str) -> None:
+    """Show a figure inline in a notebook; from a script, save it as `filename` in the current folder."""
+    png = figure_png(figure)
+    if _in_notebook():
+        from IPython.display import Image, display
+
+        display(Image(data=png, format="png"))
+        return
+    path = Path(filename).resolve()
+    path.write_bytes(png)
+    print(f"   plot saved to {path}")

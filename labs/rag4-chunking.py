@@ -32,9 +32,9 @@ from academy_llm import (
     embed,
     make_chunk,
     run_lab,
-    show_chunks,
     token_starts,
     top_k,
+    view_chunks,
 )
 
 # %% [markdown]
@@ -106,7 +106,12 @@ def token_windows(text, max_tokens, overlap=0):
 #
 # The document is an operator's handbook for Orbit, the fictional job
 # scheduler this course's datasets describe. Buried in the middle is one fact
-# a user will ask about:
+# a user will ask about.
+#
+# Steps 3 and 4 show windows on the handbook's own text with `view_chunks`:
+# each window in its own colour, opened by a label with its number, span and
+# token count, and the text two windows share marked apart (green in colour,
+# in «guillemets» in plain text). Look at where each window begins and ends.
 
 # %%
 HANDBOOK = DATASETS / "orbit-operator-handbook.txt"
@@ -162,9 +167,9 @@ def step_size_dial(document, fact_start, fact_end):
 
 
 def step_show_windows(document):
-    """Print the first token windows with their overlap visible."""
-    print(f"\n3. Token windows: {CHUNK_TOKENS} tokens, overlap {OVERLAP_TOKENS} (shared text in «»)")
-    show_chunks(token_windows(document, CHUNK_TOKENS, OVERLAP_TOKENS), limit=4)
+    """Show the first token windows on the text, their overlap visible."""
+    print(f"\n3. The first token windows of {CHUNK_TOKENS} tokens, overlap {OVERLAP_TOKENS}, on the text")
+    view_chunks(document, token_windows(document, CHUNK_TOKENS, OVERLAP_TOKENS), limit=3)
 
 
 def step_overlap(document, fact_start, fact_end):
@@ -179,7 +184,16 @@ def step_overlap(document, fact_start, fact_end):
             f"   overlap {overlap:>2}: {len(windows)} windows; "
             f"{len(whole[overlap])} hold the fact whole, {len(cut)} hold part of it"
         )
+    step_see_the_cut(document, fact_start)
     return whole
+
+
+def step_see_the_cut(document, fact_start):
+    """Show the windows without overlap where the fact begins: where does the next one start?"""
+    windows = token_windows(document, CHUNK_TOKENS, 0)
+    first = next(number for number, chunk in enumerate(windows) if chunk.end > fact_start)
+    print(f"   The fact begins {FACT[:32]!r}... Here are its windows without overlap:")
+    view_chunks(document, windows, first=first, limit=2)
 
 
 def main():

@@ -36,8 +36,8 @@ from academy_llm import (
     embed,
     load_lab,
     run_lab,
-    show_chunks,
     top_k,
+    view_chunks,
 )
 
 rag5 = load_lab("rag5")  # packing_budget
@@ -91,9 +91,16 @@ def section_with_header(text, section, header, max_tokens, overlap, document):
     """The chunks of one section, each carrying `header`, header and text within max_tokens."""
     room = max_tokens - count_tokens(header + "\n")
     while room >= 1:
-        chunks = rag6.section_chunks(
-            text, section, room, min(overlap, room - 1), document.index, document.regions
-        )
+        try:
+            chunks = rag6.section_chunks(
+                text, section, room, min(overlap, room - 1), document.index, document.regions
+            )
+        except ValueError as error:  # a character needs more tokens than the header leaves
+            raise ValueError(
+                f"the header {header!r} leaves only {room} tokens for text within "
+                f"max_tokens={max_tokens}, and a character here needs more; "
+                f"raise max_tokens or shorten the title"
+            ) from error
         chunks = [replace(chunk, header=header) for chunk in chunks]
         if all(c.oversize or count_tokens(c.embedding_text) <= max_tokens for c in chunks):
             return chunks
@@ -146,10 +153,12 @@ def recall_at(ranks, k):
 
 
 def step_show_headers():
+    """Show chunks of one page on its text, each labelled with the header it is embedded with."""
     page = corpus_pages()["install-linux"]
-    print("1. Chunks of install-linux with their headers (the header is not in the text):")
+    print("1. Chunks of install-linux on the page; each label shows the chunk's header, which")
+    print("   is embedded with the chunk but is not in its text:")
     chunks = header_chunks(page, TITLE, MAX_TOKENS, OVERLAP)
-    show_chunks(chunks[1:4])
+    view_chunks(page, chunks, first=1, limit=3)
 
 
 def step_measure(questions, headed_chunks):

@@ -30,8 +30,6 @@
 # order while they fit. That is the fair comparison between chunk sizes.
 
 # %%
-import os
-import re
 import time
 
 from academy_llm import (
@@ -43,6 +41,7 @@ from academy_llm import (
     load_lab,
     make_chunk,
     run_lab,
+    show_figure,
     top_k,
 )
 
@@ -300,14 +299,11 @@ def winners(results, metric, embedder="wordllama"):
 
 
 def step_plot(questions, results):
-    """Recall@5 against chunk size, one line per sized strategy (wordllama); saved as a PNG."""
-    import matplotlib
+    """Recall@5 against chunk size, one line per sized strategy (wordllama): inline or a PNG."""
+    from matplotlib.figure import Figure
 
-    if "ipykernel" not in __import__("sys").modules:
-        matplotlib.use("Agg")  # no screen needed when run as a script
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(7, 4))
+    figure = Figure(figsize=(7, 4), layout="constrained")
+    axes = figure.subplots()
     for strategy in SIZED:
         recalls = []
         for size in PLOT_SIZES:
@@ -323,11 +319,8 @@ def step_plot(questions, results):
     axes.set_title("Orbit docs, test questions, wordllama embeddings")
     axes.grid(alpha=0.3)
     axes.legend()
-    figure.tight_layout()
-    path = os.path.abspath("rag8-recall-vs-chunk-size.png")
-    figure.savefig(path, dpi=110)
-    print(f"\n4. Plot of recall@{K} against chunk size saved to {path}")
-    return figure
+    print(f"\n4. Recall@{K} against chunk size")
+    show_figure(figure, "rag8-recall-vs-chunk-size.png")
 
 
 def main():

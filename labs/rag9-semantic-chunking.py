@@ -21,8 +21,6 @@
 # You write `window_texts`, `neighbour_distances`, `breakpoints` and `best_cuts`.
 
 # %%
-import os
-import sys
 import time
 
 import numpy as np
@@ -40,8 +38,9 @@ from academy_llm import (
     load_lab,
     make_chunk,
     run_lab,
-    show_chunks,
+    show_figure,
     top_k,
+    view_chunks,
 )
 
 rag5 = load_lab("rag5")  # TokenIndex, SEAMS, split_at_seams, pack, mend
@@ -205,30 +204,24 @@ CUT_EXAMPLE_ID = "w4-038"  # a question whose answer the breakpoints cut away fr
 
 def step_distance_plot(text):
     """Plot the breakpoint distances of a page with the threshold and the cuts; save a PNG."""
-    import matplotlib
-
-    if "ipykernel" not in sys.modules:
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     index = rag5.TokenIndex(text)
     spans = sentence_spans(text, MAX_TOKENS, index)
     distances = neighbour_distances(embed(window_texts(text, spans, 1)))
     cuts = breakpoints(distances, 90)
     threshold = np.percentile(distances, 90)
-    figure, axes = plt.subplots(figsize=(8, 3.2))
+    figure = Figure(figsize=(8, 3.2), layout="constrained")
+    axes = figure.subplots()
     axes.plot(range(1, len(distances) + 1), distances, color="#4c72b0", linewidth=1)
     axes.axhline(threshold, color="#c44e52", linestyle="--", label="90th percentile")
     axes.scatter(cuts, [distances[c - 1] for c in cuts], color="#c44e52", zorder=3, label="cut")
     axes.set_xlabel("sentence boundary")
     axes.set_ylabel("cosine distance")
     axes.set_title(f"{PAGE}: distance between neighbouring sentence windows")
-    axes.legend(loc="upper right")
-    figure.tight_layout()
-    path = os.path.abspath("rag9-distances.png")
-    figure.savefig(path, dpi=110)
-    print(f"1. {PAGE}: {len(spans)} sentences, {len(cuts)} breakpoints above "
-          f"{threshold:.3f}; plot saved to {path}")
+    axes.legend(loc="upper center")
+    print(f"1. {PAGE}: {len(spans)} sentences, {len(cuts)} breakpoints above {threshold:.3f}")
+    show_figure(figure, "rag9-distances.png")
 
 
 # %% [markdown]
@@ -325,8 +318,9 @@ def rank_of_answer(chunks, question):
 def step_show(text, questions):
     """The page's semantic chunks, and a question the two methods answer differently."""
     chunks = {method: semantic_chunks(text, MAX_TOKENS, method) for method in ("breakpoints", "global")}
-    print(f"\n2. {PAGE} in {len(chunks['breakpoints'])} chunks by breakpoints ({MAX_TOKENS} tokens at most):")
-    show_chunks(chunks["breakpoints"], limit=6)
+    print(f"\n2. {PAGE} in {len(chunks['breakpoints'])} chunks by breakpoints ({MAX_TOKENS} tokens at most);"
+          " the first three on the page:")
+    view_chunks(text, chunks["breakpoints"], first=1, limit=3)
     example = questions[CUT_EXAMPLE_ID]
     print(f"   {example['question']!r}")
     for method, made in chunks.items():

@@ -23,6 +23,7 @@
 # %%
 import bisect
 import re
+import statistics
 import time
 
 from academy_llm import (
@@ -32,24 +33,30 @@ from academy_llm import (
     check_budget,
     check_lossless,
     check_text_and_window,
+    corpus_pages,
     count_tokens,
+    embed,
     load_lab,
     make_chunk,
+    plot_chunk_sizes,
     run_lab,
-    embed,
-    show_chunks,
+    show_figure,
     token_starts,
     top_k,
+    view_chunks,
 )
 
 rag4 = load_lab("rag4")  # token_windows, for runs with no seam at all
 
 # The seams, coarsest first. A cut goes right after the seam, so the seam stays
-# with the text before it and every character keeps its place.
+# with the text before it and every character keeps its place. A sentence end
+# is matched only from the first mark of a run: tried from inside a run of a
+# million dots, the pattern would retry the rest of the run at every dot,
+# which is quadratic.
 SEAMS = [
     ("blank line", re.compile(r"(?:\r\n|\r|\n)[^\S\r\n]*(?:\r\n|\r|\n)\s*")),
     ("line break", re.compile(r"\r\n|\r|\n")),
-    ("sentence end", re.compile(r"[.!?]+[\"')\]]*\s+")),
+    ("sentence end", re.compile(r"(?<![.!?])[.!?]+[\"')\]]*\s+")),
     ("space", re.compile(r"\s+")),
 ]
 
@@ -260,6 +267,12 @@ def fit_overlap(text, start, packed_start, end, max_tokens):
 # The page is "Concepts: Satellites" from the Orbit docs. We chunk it both
 # ways at the same budget and count the chunk ends that land in the middle of
 # a sentence or of a word: each one is a thought cut in two.
+#
+# Cutting at seams has a price: a chunk stops at the last seam that fits, so
+# it is often shorter than the budget. A plot of the chunk sizes over the
+# whole corpus shows how much shorter (a PNG file beside your run, or inline in
+# a notebook). Then `view_chunks` shows recursive chunks on the page itself:
+# each chunk ends at a seam, and its overlap begins at a word.
 
 # %%
 PAGE = DATASETS / "orbit-docs" / "concepts-satellites.md"
@@ -301,6 +314,20 @@ def step_compare(page):
     return results
 
 
+def step_sizes():
+    """Plot how many tokens the chunks hold, windows against seams, over the whole corpus."""
+    pages = corpus_pages()
+    sizes = {
+        "token windows": [c.n_tokens for page in pages.values() for c in rag4.token_windows(page, MAX_TOKENS)],
+        "recursive": [c.n_tokens for page in pages.values() for c in recursive_chunks(page, MAX_TOKENS)],
+    }
+    print(f"\n2. Chunk sizes over the whole corpus ({len(pages)} pages)")
+    for name, counts in sizes.items():
+        print(f"   {name:<14} {len(counts):>5} chunks, median {statistics.median(counts):.0f} tokens")
+    title = f"rag5: chunk sizes on the Orbit docs, budget {MAX_TOKENS} tokens"
+    show_figure(plot_chunk_sizes(sizes, MAX_TOKENS, title), "rag5-chunk-sizes.png")
+
+
 def seam_at(text, position):
     """The name of the coarsest seam that ends at `position`, or 'none'."""
     for name, pattern in SEAMS:
@@ -312,7 +339,7 @@ def seam_at(text, position):
 
 def step_seams(page, chunks):
     """Which seams did the recursive splitter cut at?"""
-    print("\n2. Where the recursive chunks end")
+    print("\n3. Where the recursive chunks end")
     counts = {}
     for chunk in chunks[:-1]:
         name = seam_at(page, chunk.end)
@@ -322,16 +349,16 @@ def step_seams(page, chunks):
 
 
 def step_overlap(page):
-    """Show recursive chunks with overlap: each reaches back to a word start."""
-    print(f"\n3. Recursive chunks with {OVERLAP} tokens of overlap (shared text in «»)")
+    """Show recursive chunks with overlap on the page: each reaches back to a word start."""
+    print(f"\n4. Recursive chunks with {OVERLAP} tokens of overlap, on the page")
     chunks = recursive_chunks(page, MAX_TOKENS, OVERLAP)
-    show_chunks(chunks, limit=5)
+    view_chunks(page, chunks, limit=3)
     return chunks
 
 
 def step_linear(page):
     """Time the chunker on the page repeated 1, 4 and 16 times: linear means the time per KB stays flat."""
-    print("\n4. Linear in the text: one tokenization, one count per chunk")
+    print("\n5. Linear in the text: one tokenization, one count per chunk")
     for copies in (1, 4, 16):
         text = page * copies
         began = time.perf_counter()
@@ -348,11 +375,12 @@ def main():
 
     results = step_compare(page)
     recursive, mid_word = results["recursive"]
+    step_sizes()
     step_seams(page, recursive)
     overlapped = step_overlap(page)
     step_linear(page)
 
-    print("\n5. Retrieval")
+    print("\n6. Retrieval")
     vectors = embed([chunk.embedding_text for chunk in overlapped])
     row, score = top_k(embed([QUESTION])[0], vectors, 1)[0]
     top = overlapped[row]

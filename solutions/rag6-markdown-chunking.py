@@ -25,6 +25,7 @@
 # %%
 import bisect
 import re
+import statistics
 from dataclasses import dataclass, field
 
 from academy_llm import (
@@ -33,13 +34,16 @@ from academy_llm import (
     check_budget,
     check_lossless,
     check_text_and_window,
+    corpus_pages,
     count_tokens,
     embed,
     load_lab,
     make_chunk,
+    plot_chunk_sizes,
     run_lab,
-    show_chunks,
+    show_figure,
     top_k,
+    view_chunks,
 )
 
 rag5 = load_lab("rag5")  # TokenIndex, split_at_seams, pack, mend
@@ -69,7 +73,8 @@ def split_lines(text):
 
 
 def is_blank(line):
-    return line.text.strip() == ""
+    """True for a line of nothing but spaces and tabs (CommonMark's blank line: a form feed is text)."""
+    return line.text.strip(" \t") == ""
 
 
 def indent_of(text):
@@ -272,10 +277,10 @@ def list_item(text):
     if not match:
         return None
     indent, marker, spaces = match.groups()
-    content = text[match.end():]
-    width = len(spaces) if 1 <= len(spaces) <= 4 and content.strip() else 1
+    content = text[match.end():].strip(" \t")  # as in is_blank: a form feed is content
+    width = len(spaces) if 1 <= len(spaces) <= 4 and content else 1
     ordered = marker[0].isdigit()
-    return len(indent) + len(marker) + width, ordered, int(marker[:-1]) if ordered else None, bool(content.strip())
+    return len(indent) + len(marker) + width, ordered, int(marker[:-1]) if ordered else None, bool(content)
 
 
 def interrupts_paragraph(lines, i):
@@ -334,7 +339,7 @@ class ContainerText:
             self.in_paragraph = False
             return
         self.fence = fence_opening(text)
-        self.in_paragraph = bool(text.strip()) and not (self.fence or atx_heading(text))
+        self.in_paragraph = not is_blank(line) and not (self.fence or atx_heading(text))
 
     def takes_lazy_line(self):
         return self.in_paragraph
@@ -367,8 +372,10 @@ def list_end(lines, i):
             j += 1
         if j < len(lines) and not list_item(lines[j].text):
             break
-    while items[-1][-1].text == "" and is_blank(lines[j - 1]):
-        items[-1].pop()  # trailing blank lines belong after the list
+    # Trailing blank lines belong after the list, unless the last item's fence is
+    # still open: an unclosed fence runs to the end of its item, blank lines and all.
+    while inner.fence is None and items[-1][-1].text == "" and is_blank(lines[j - 1]):
+        items[-1].pop()
         j -= 1
     return j, items
 
@@ -648,7 +655,7 @@ def chunk_section(text, section, max_tokens, index, regions):
     # hint: Pack the pieces_of(...) spans with rag5.pack. Count each packed chunk with
     # hint: count_tokens; a chunk over budget that holds several pieces is re-packed piece by
     # hint: piece with exact counts; a single piece over budget is kept whole if it must not be
-    # hint: cut, else split with rag5.mend.
+    # hint: cut, else split with mend_around(...): rag5.mend, but never inside a nested fence or table.
     pieces = pieces_of(text, section, max_tokens, index, regions)
     whole_starts = {start for start, _, whole in pieces if whole}
     chunks = []
@@ -661,7 +668,7 @@ def chunk_section(text, section, max_tokens, index, regions):
             if count_tokens(text[piece_start:piece_end]) <= max_tokens or piece_start in whole_starts:
                 chunks.append((piece_start, piece_end))
             else:
-                chunks += rag5.mend(text, piece_start, piece_end, max_tokens)
+                chunks += mend_around(text, piece_start, piece_end, max_tokens, regions)
     return chunks
     # END SOLUTION
 
@@ -675,6 +682,24 @@ def pack_exactly(text, spans, max_tokens):
         else:
             chunks.append((start, end))
     return chunks
+
+
+def mend_around(text, start, end, max_tokens, regions):
+    """rag5.mend for text[start:end], with each fence or table nested in it kept as one piece.
+
+    A list that holds a fence, glued to the heading above it, can come out a
+    token or two over budget; mending it word by word must not cut the fence.
+    """
+    spans = []
+    cursor = start
+    for region_start, region_end, _ in regions_within(regions, start, end):
+        if cursor < region_start:
+            spans += rag5.mend(text, cursor, region_start, max_tokens)
+        spans.append((region_start, region_end))
+        cursor = region_end
+    if cursor < end:
+        spans += rag5.mend(text, cursor, end, max_tokens)
+    return pack_exactly(text, spans, max_tokens)
 
 
 # %% [markdown]
@@ -818,6 +843,13 @@ def split_table_rows(text, start, end, max_tokens):
 
 # %% [markdown]
 # ## 8. Try it on a real page
+#
+# Structure first changes the sizes of chunks: a short section makes a short
+# chunk, and a table or code block too big for the budget stays whole, past
+# it. A plot of the chunk sizes over the whole corpus shows both (a PNG file
+# beside your run, or inline in a notebook). Then `view_chunks` shows chunks
+# on the page itself, each labelled with its heading path: look at the table
+# kept whole and flagged oversize.
 
 # %%
 PAGE = DATASETS / "orbit-docs" / "storage-backends.md"
@@ -880,9 +912,26 @@ def step_compare(page, regions):
     return results["markdown"]
 
 
-def step_sections(chunks):
-    print("\n4. Markdown chunks carry their heading path (under each chunk):")
-    show_chunks(chunks[1:6])
+def step_sizes():
+    """Plot how many tokens the chunks hold, markdown against recursive, over the whole corpus."""
+    pages = corpus_pages()
+    sizes = {
+        "markdown": [c.n_tokens for page in pages.values() for c in markdown_chunks(page, MAX_TOKENS, OVERLAP)],
+        "recursive": [c.n_tokens for page in pages.values() for c in rag5.recursive_chunks(page, MAX_TOKENS, OVERLAP)],
+    }
+    print(f"\n4. Chunk sizes over the whole corpus ({len(pages)} pages)")
+    for name, counts in sizes.items():
+        oversize = sum(count > MAX_TOKENS for count in counts)
+        print(f"   {name:<10} {len(counts):>4} chunks, median {statistics.median(counts):.0f} tokens, "
+              f"{oversize} over the budget")
+    title = f"rag6: chunk sizes on the Orbit docs, budget {MAX_TOKENS} tokens"
+    show_figure(plot_chunk_sizes(sizes, MAX_TOKENS, title), "rag6-chunk-sizes.png")
+
+
+def step_sections(page, chunks):
+    """Show the first chunks after the front matter on the page, with their heading paths."""
+    print("\n5. Markdown chunks on the page, each labelled with its heading path:")
+    view_chunks(page, chunks, first=1, limit=3)
 
 
 def step_table_option(page, chunks):
@@ -892,7 +941,7 @@ def step_table_option(page, chunks):
         return
     start = big.start + big.text.index("|")
     parts = split_table_rows(page, start, big.end, MAX_TOKENS)
-    print(f"\n5. The oversize table [{big.start}, {big.end}) has {big.n_tokens} tokens. Split at rows:")
+    print(f"\n6. The oversize table [{big.start}, {big.end}) has {big.n_tokens} tokens. Split at rows:")
     for part in parts:
         header = "header repeated" if part.header else "has the header"
         print(f"     [{part.start}, {part.end}) {count_tokens(part.embedding_text):>4} tokens, {header}")
@@ -917,10 +966,11 @@ def main():
     step_front_matter(page)
     step_blocks(page)
     chunks = step_compare(page, regions)
-    step_sections(chunks)
+    step_sizes()
+    step_sections(page, chunks)
     step_table_option(page, chunks)
 
-    print(f"\n6. Retrieval: {QUESTION!r}")
+    print(f"\n7. Retrieval: {QUESTION!r}")
     for name, chunker in (("markdown", markdown_chunks), ("recursive", rag5.recursive_chunks)):
         ranked = rank_of_answer(chunker(page, MAX_TOKENS, OVERLAP), answer_start, answer_end)
         print(f"   {name:<10} rank of the first chunk holding the whole answer: {ranked}")

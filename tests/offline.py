@@ -1,0 +1,37 @@
+"""Running a lab the way a student does, with the network switched off.
+
+Every connection a lab tries is refused, as in a classroom without network:
+so a lab that quietly downloads something fails here rather than there.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+# The lines that switch the network off, for a script run or a notebook's kernel.
+REFUSE_NETWORK = (
+    "import socket\n"
+    "def refuse(*a, **k): raise OSError('network disabled by the test')\n"
+    "socket.socket.connect = refuse; socket.create_connection = refuse\n"
+)
+
+RUN_SCRIPT = REFUSE_NETWORK + (
+    "import runpy, sys\n"
+    "sys.argv = [sys.argv[1]]\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
+def student_environment() -> dict:
+    """The environment without the grader's $ACADEMY_EARLIER_LABS: each lab imports the
+    earlier labs beside it, as on a student's machine."""
+    return {name: value for name, value in os.environ.items() if name != "ACADEMY_EARLIER_LABS"}
+
+
+def run_offline(path: Path, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the lab script at `path` from folder `cwd`, offline, and capture what it prints."""
+    return subprocess.run(
+        [sys.executable, "-c", RUN_SCRIPT, str(path)],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
+    )

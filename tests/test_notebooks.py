@@ -1,0 +1,339 @@
+"""The notebooks: made from the lab scripts, in sync, run top to bottom, seen in a browser.
+
+Each notebook runs in a fresh Jupyter kernel (nbclient), started in the
+notebook's own folder as Jupyter starts it, with the network switched off. A
+solution notebook must pass and show its chunks and plots; a student notebook
+must stop at its first TODO with the hint the script prints. A notebook
+imports the earlier labs from the notebooks beside it. Last, a run notebook
+and the chunk view are opened in headless Chromium, as a person would see them.
+"""
+
+import importlib.util
+import os
+import re
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import academy_llm
+import jupytext
+import nbformat
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.utils import run_sync
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from offline import REFUSE_NETWORK, run_offline, student_environment
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+LABS = [path.stem for path in sorted((ROOT / "solutions").glob("rag*-*.py"))]
+GENERATED = sorted(NOTEBOOKS.glob("*/rag*-*.ipynb"))
+
+CELL_SECONDS = 60  # a cell still running after this fails its test
+LABS_WITH_A_CHUNK_VIEW = ("rag4", "rag5", "rag6", "rag7")
+LABS_WITH_A_SIZE_PLOT = ("rag5", "rag6")
+
+
+def make_notebooks():
+    spec = importlib.util.spec_from_file_location("make_notebooks", ROOT / "tools" / "make_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_notebook(path: Path):
+    """Run a notebook top to bottom: (the notebook with its outputs, the CellExecutionError or None).
+
+    The kernel is this interpreter's ipykernel (a python3 kernel installed
+    elsewhere on a developer's machine might lack the course), started in the
+    notebook's folder. A first cell, added here only, switches the network off.
+    """
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(REFUSE_NETWORK, id="offline"))
+    specs = KernelSpecManager(kernel_dirs=[])  # only the native kernel: sys.executable
+    kernel = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
+    client = NotebookClient(
+        notebook, km=kernel, timeout=CELL_SECONDS, startup_timeout=CELL_SECONDS,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    try:
+        client.execute(env=student_environment())
+    except CellExecutionError as error:
+        return notebook, error
+    finally:
+        run_sync(kernel.shutdown_kernel)(now=True)  # a kernel we started is ours to stop
+    return notebook, None
+
+
+@pytest.fixture(scope="module")
+def notebook_copy(tmp_path_factory) -> Path:
+    """A copy of notebooks/ to run from, so that what a run leaves behind (a lab
+    may save a file in its folder) stays out of the repository."""
+    copy = tmp_path_factory.mktemp("notebooks")
+    shutil.copytree(NOTEBOOKS, copy, dirs_exist_ok=True)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def executed(request, notebook_copy):
+    """{"solutions/rag4-chunking": future (notebook, error)} for every notebook a selected test runs.
+
+    Kernels spend most of their time computing, and this machine (like CI's)
+    has two cores, so the notebooks run two at a time, each once, started as
+    soon as the first test here needs one. A test waits for its own run only.
+    """
+    wanted = []
+    for item in request.session.items:
+        params = item.callspec.params if hasattr(item, "callspec") else {}
+        if item.module is request.module and "notebook" in params and params["notebook"] not in wanted:
+            wanted.append(params["notebook"])
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        yield {name: pool.submit(run_notebook, notebook_copy / f"{name}.ipynb") for name in wanted}
+
+
+def outputs(notebook, key: str) -> list[str]:
+    """Every output of the notebook's cells holding `key` ("text", "text/html", "image/png")."""
+    found = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if key == "text" and "text" in output:
+                found.append(output["text"])
+            elif key in output.get("data", {}):
+                found.append(output["data"][key])
+    return found
+
+
+def test_notebooks_match_the_scripts():
+    stale = make_notebooks().stale_notebooks()
+    assert not stale, f"notebooks/ is out of date ({stale}); run: python tools/make_notebooks.py"
+
+
+def test_every_lab_has_a_student_and_a_solution_notebook():
+    assert GENERATED == sorted(NOTEBOOKS / kind / f"{lab}.ipynb" for lab in LABS for kind in ("labs", "solutions"))
+
+
+@pytest.mark.parametrize("path", GENERATED, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_notebooks_are_written_for_clean_diffs(path):
+    notebook = nbformat.read(path, as_version=4)
+    nbformat.validate(notebook)
+    assert [cell.id for cell in notebook.cells] == [f"cell-{n}" for n in range(len(notebook.cells))]
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+    assert notebook.metadata.kernelspec.name == "python3"
+    assert set(notebook.metadata) == {"kernelspec", "jupytext"}
+
+
+@pytest.mark.parametrize("path", GENERATED, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_notebook_turns_back_into_its_script(path):
+    """One source, two forms: `jupytext --to py:percent` gives back the lab file, byte for byte."""
+    script = ROOT / path.parent.name / f"{path.stem}.py"
+    notebook = nbformat.read(path, as_version=4)
+    assert jupytext.writes(notebook, fmt="py:percent") == script.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("notebook", [f"solutions/{lab}" for lab in LABS])
+def test_solution_notebook_runs_top_to_bottom(notebook, executed, notebook_copy):
+    run, error = executed[notebook].result()
+    assert error is None, f"{error.ename}: {error.evalue}"
+    assert "all invariants hold" in "".join(outputs(run, "text"))
+    lab = notebook.split("/")[1].split("-")[0]
+    if lab in LABS_WITH_A_CHUNK_VIEW:
+        assert any('class="chunk-view"' in html for html in outputs(run, "text/html")), "no chunk view"
+    if lab in LABS_WITH_A_SIZE_PLOT:
+        assert outputs(run, "image/png"), "no plot shown inline"
+        assert not list((notebook_copy / "solutions").glob(f"{lab}-*.png")), "a plot saved, not shown inline"
+
+
+@pytest.mark.parametrize("notebook", [f"labs/{lab}" for lab in LABS])
+def test_student_notebook_stops_at_its_first_todo_with_the_scripts_hint(notebook, executed, tmp_path):
+    script = run_offline(ROOT / f"{notebook}.py", tmp_path, env=student_environment())
+    todo = re.search(r"^TODO\(.*$", script.stderr, re.M)
+    assert script.returncode == 1 and todo, script.stderr[-2000:]
+    function = re.search(r"\) (\w+)\(\):", todo.group()).group(1)
+
+    run, error = executed[notebook].result()
+    assert error is not None, "the student notebook ran to the end"
+    assert error.ename == "LabFailed"
+    hint, where = error.evalue.splitlines()
+    assert hint == todo.group()  # the same TODO, word for word
+    assert where.startswith(f"  -> fill in {function}() in cell In[")
+    assert where.endswith(", then run that cell and this one again.")
+    failed = [cell for cell in run.cells if any(o.output_type == "error" for o in cell.get("outputs", []))]
+    assert failed == [run.cells[-1]], "the lab fails in its last cell, where run_lab(main) is"
+    assert failed[0].outputs[-1].traceback == [f"LabFailed: {error.evalue}"], "a hint, not a traceback"
+
+
+# --------------------------------------------------------------------------
+# A notebook imports the earlier labs beside it
+# --------------------------------------------------------------------------
+
+
+def write_notebook(path: Path, script: str) -> None:
+    """A lab notebook made from `script` by the course's own generator."""
+    path.write_text(make_notebooks().notebook_text(script), encoding="utf-8")
+
+
+def test_load_lab_imports_a_notebook_and_the_labs_beside_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("ACADEMY_EARLIER_LABS", raising=False)  # as on a student's machine
+    write_notebook(tmp_path / "rag1-demo.ipynb", "# %%\nX = 1\n\n# %%\nif __name__ == '__main__':\n    raise SystemExit(3)\n")
+    write_notebook(tmp_path / "rag2-next.ipynb", "# %%\nfrom academy_llm import load_lab\n\nY = load_lab('rag1').X + 1\n")
+    assert academy_llm.load_lab("rag2", tmp_path).Y == 2
+    (tmp_path / "rag1-demo.py").write_text("X = 10\n")
+    assert academy_llm.load_lab("rag1", tmp_path).X == 10  # a script beside its notebook comes first
+
+
+def test_a_todo_in_an_imported_notebook_says_where_and_that_the_kernel_must_restart(tmp_path, monkeypatch):
+    write_notebook(
+        tmp_path / "rag3-todo.ipynb",
+        "# %%\nimport math\n\n# %%\ndef area(r):\n    raise NotImplementedError('TODO(rag3) area(): pi r squared')\n",
+    )
+    lab = academy_llm.load_lab("rag3", tmp_path)
+    with pytest.raises(NotImplementedError) as error:
+        lab.area(1)
+    assert academy_llm.todo_advice(error.value) == "rag3-todo.ipynb:2 in area(), then run the lab again"
+    monkeypatch.setattr(academy_llm, "_in_notebook", lambda: True)  # as in a notebook's kernel
+    assert academy_llm.todo_advice(error.value) == (
+        "area() in rag3-todo.ipynb, line 2 of its cell, then save it and restart this notebook's kernel"
+    )
+
+
+# --------------------------------------------------------------------------
+# As a person sees it: a run notebook and the chunk view, in headless Chromium
+# --------------------------------------------------------------------------
+
+TEST_OUTPUT = ROOT / "test-output"  # screenshots to look at; gitignored
+BROWSER_LAB = "rag5-recursive-chunking"  # shows a chunk view and a plot
+# No network on the test machine or in CI: Chromium must not try to reach one.
+CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--window-size=1200,1400",
+)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """Debian's chromium, headless, driven through chromedriver.
+
+    Without them the check is skipped, saying what to install; in CI, where
+    .ci/run installs them, it fails instead, so it can never pass unseen.
+    """
+    missing = [
+        f"{program} (apt-get install {package})"
+        for program, package in (("chromium", "chromium"), ("chromedriver", "chromium-driver"))
+        if shutil.which(program) is None
+    ]
+    if importlib.util.find_spec("selenium") is None:
+        missing.append("selenium (pip install selenium)")
+    if missing:
+        reason = f"the browser check needs {', '.join(missing)}"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; .ci/run installs them, so in CI the check must run")
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for flag in CHROMIUM_FLAGS + (f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    yield driver
+    driver.quit()
+
+
+def notebook_as_html(notebook, name: str) -> str:
+    """A run notebook as nbconvert's JupyterLab-style page, without the test's offline cell.
+
+    MathJax and require.js would come from a CDN; the notebooks need neither,
+    and the page must not reach for the network, so both are left out.
+    """
+    from nbconvert import HTMLExporter
+
+    shown = nbformat.from_dict(notebook)
+    shown.cells = [cell for cell in shown.cells if cell.get("id") != "offline"]
+    exporter = HTMLExporter(template_name="lab", mathjax_url="", require_js_url="")
+    return exporter.from_notebook_node(shown, resources={"metadata": {"name": name}})[0]
+
+
+def expected_rgb(colour: str) -> str:
+    """'#afd7ff' as a browser's computed style says it: 'rgba(175, 215, 255, 1)'."""
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red}, {green}, {blue}, 1)"
+
+
+def check_chunk_view(view, chunks, first_number):
+    """The view shows `chunks` numbered from `first_number`, at their true offsets, in their colours."""
+    from selenium.webdriver.common.by import By
+
+    assert view.is_displayed() and view.size["height"] > 50
+    labels = view.find_elements(By.CSS_SELECTOR, ".chunk-label")
+    assert [label.get_attribute("data-chunk") for label in labels] == [
+        str(first_number + n) for n in range(len(chunks))
+    ]
+    for label, chunk in zip(labels, chunks):
+        assert f"[{chunk.start}, {chunk.end}) {chunk.n_tokens} tokens" in label.text
+    roles = {"odd": 0, "even": 0, "overlap": 0, "gap": 0}
+    for piece in view.find_elements(By.CSS_SELECTOR, ".chunk-piece"):
+        role = piece.get_attribute("class").split()[1].removeprefix("chunk-")
+        roles[role] += 1
+        if role != "gap":
+            assert piece.value_of_css_property("background-color") == expected_rgb(academy_llm.CHUNK_COLOURS[role])
+    assert roles["odd"] and roles["even"] and roles["overlap"], roles
+
+
+def rag5_overlapped_chunks():
+    """The chunks rag5 shows on its page: recursive, with overlap."""
+    rag5 = academy_llm.load_lab("rag5", ROOT / "solutions")
+    page = rag5.PAGE.read_text(encoding="utf-8")
+    return page, rag5.recursive_chunks(page, rag5.MAX_TOKENS, rag5.OVERLAP)
+
+
+@pytest.mark.parametrize("notebook", [f"solutions/{BROWSER_LAB}"])
+def test_a_run_notebook_in_a_browser_shows_the_chunks_and_the_plot(notebook, browser, executed):
+    from selenium.webdriver.common.by import By
+
+    run, error = executed[notebook].result()
+    assert error is None
+    TEST_OUTPUT.mkdir(exist_ok=True)
+    html_file = TEST_OUTPUT / f"{BROWSER_LAB}.html"
+    html_file.write_text(notebook_as_html(run, BROWSER_LAB), encoding="utf-8")
+    page_loads_from_the_web = re.findall(r'<(?:script|link|img)[^>]*(?:src|href)="https?:', html_file.read_text())
+    assert not page_loads_from_the_web
+    browser.get(html_file.as_uri())
+
+    assert browser.execute_script("return document.readyState") == "complete"
+    assert browser.title == BROWSER_LAB
+    code_cells = [cell for cell in run.cells if cell.cell_type == "code" and cell.get("id") != "offline"]
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".jp-CodeCell")) == len(code_cells)
+    views = browser.find_elements(By.CSS_SELECTOR, ".chunk-view")
+    assert len(views) == 1
+    _, chunks = rag5_overlapped_chunks()
+    check_chunk_view(views[0], chunks[:3], first_number=1)  # the lab shows its first three
+    views[0].screenshot(str(TEST_OUTPUT / "chunk-view-in-notebook.png"))
+
+    plots = [image for image in browser.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img")
+             if image.get_attribute("src").startswith("data:image/png")]
+    assert len(plots) == 1
+    assert browser.execute_script("return arguments[0].naturalWidth", plots[0]) > 300  # decoded, not broken
+    plots[0].screenshot(str(TEST_OUTPUT / "chunk-sizes-in-notebook.png"))
+
+
+def test_the_chunk_view_alone_in_a_browser(browser):
+    page, chunks = rag5_overlapped_chunks()
+    TEST_OUTPUT.mkdir(exist_ok=True)
+    html_file = TEST_OUTPUT / "chunk-view.html"
+    html_file.write_text(
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>chunk view</title></head>'
+        f'<body style="max-width:1000px;margin:12px">{academy_llm.chunks_as_html(page, chunks, 1, 3)}</body></html>',
+        encoding="utf-8",
+    )
+    browser.get(html_file.as_uri())
+    from selenium.webdriver.common.by import By
+
+    view = browser.find_element(By.CSS_SELECTOR, ".chunk-view")
+    check_chunk_view(view, chunks[1:4], first_number=2)
+    view.screenshot(str(TEST_OUTPUT / "chunk-view.png"))
