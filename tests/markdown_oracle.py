@@ -11,7 +11,7 @@ import re
 from markdown_it import MarkdownIt
 
 _parser = MarkdownIt("commonmark").enable("table")
-FRONT_MATTER = re.compile(r"\A---[ \t]*(?:\r\n|\r|\n)(?:.*?(?:\r\n|\r|\n))??(?:---|\.\.\.)[ \t]*(?:\r\n|\r|\n|\Z)", re.S)
+FRONT_MATTER = re.compile(r"\A\ufeff*---[^\S\r\n]*(?:\r\n|\r|\n)(?:.*?(?:\r\n|\r|\n))??(?:---|\.\.\.)[^\S\r\n]*(?:\r\n|\r|\n|\Z)", re.S)
 
 
 def without_front_matter(text):
@@ -19,6 +19,8 @@ def without_front_matter(text):
 
     Front matter is metadata, not CommonMark (a parser would read its `---`
     as a rule and anything inside as Markdown); blanking keeps line numbers.
+    A byte order mark may come first, as editors on Windows write it, and a
+    `---` line may end in any whitespace, as the course's front matter reads it.
     """
     match = FRONT_MATTER.match(text)
     if not match:

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,15 +47,6 @@ def test_tokenizer_loads_without_network_and_leaves_tiktoken_cache_alone(tmp_pat
     assert list(tmp_path.iterdir()) == []  # nothing written to the user's cache
 
 
-def test_corrupted_or_missing_tokenizer_file_gives_a_clear_error(tmp_path):
-    broken = tmp_path / "cl100k_base.tiktoken"
-    broken.write_bytes(academy_llm.TOKENIZER_FILE.read_bytes()[:-10])
-    with pytest.raises(academy_llm.TokenizerFileError, match="sha256.*git checkout"):
-        academy_llm.read_bpe_ranks(broken)
-    with pytest.raises(academy_llm.TokenizerFileError, match="missing"):
-        academy_llm.read_bpe_ranks(tmp_path / "absent.tiktoken")
-
-
 @pytest.mark.parametrize(
     "text", ["hello world", "a😀b", "👩\u200d👩\u200d👧 família 漢字 𩝕", "x" * 50, "\r\n\r\n", ""]
 )
@@ -94,18 +86,32 @@ def test_embedder_chosen_by_argument_or_environment(monkeypatch):
         embed("a single string")
 
 
+def printed_under_each_hash_seed(arguments) -> dict[str, str]:
+    """{seed: what `python *arguments` prints} for two PYTHONHASHSEED values, run side by side."""
+    runs = {
+        seed: subprocess.Popen(
+            [sys.executable, *arguments], env={**os.environ, "PYTHONHASHSEED": seed},
+            stdout=subprocess.PIPE, text=True,
+        )
+        for seed in ("0", "12345")
+    }
+    printed = {seed: run.communicate(timeout=120)[0] for seed, run in runs.items()}
+    assert all(run.returncode == 0 for run in runs.values())
+    return printed
+
+
 def test_embeddings_do_not_depend_on_the_hash_seed():
     script = "import academy_llm; print(academy_llm.embed(['Orbit drains satellites'], '{}').sum())"
     for model in academy_llm.EMBEDDERS:
-        outputs = {
-            subprocess.run(
-                [sys.executable, "-c", script.format(model)],
-                env={**os.environ, "PYTHONHASHSEED": seed},
-                capture_output=True, text=True, check=True,
-            ).stdout
-            for seed in ("0", "12345")
-        }
-        assert len(outputs) == 1
+        assert len(set(printed_under_each_hash_seed(["-c", script.format(model)]).values())) == 1
+
+
+def test_chunks_and_scores_do_not_depend_on_the_hash_seed(lab_dir):
+    """Every chunker on the corpus and the adversarial texts, and retrieval scores with both embedders."""
+    fingerprint = Path(__file__).parent / "fingerprint.py"
+    printed = printed_under_each_hash_seed([str(fingerprint), str(lab_dir)])
+    first, second = (output.splitlines() for output in printed.values())
+    assert len(first) == 7 and first == second, [(a, b) for a, b in zip(first, second) if a != b]
 
 
 def test_cosine_and_top_k_break_ties_by_order():

@@ -69,6 +69,7 @@ def test_word_windows_property_lossless_and_overlapping(rag4, text, size, data):
         shared = [w for w in words if after.start <= w[0] and w[1] <= before.end]
         assert len(shared) == overlap
     assert all(len(re.findall(r"\S+", c.text)) <= size for c in chunks)
+    assert rag4.word_windows(text, size, overlap) == chunks, "not deterministic"
 
 
 # ---- token_windows -------------------------------------------------------

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from markdown_oracle import cuts
-from text_strategies import markdown_text
+from text_strategies import any_text, markdown_text
 
 from academy_llm import check_budget, check_lossless, count_tokens, load_lab
 
@@ -138,6 +138,29 @@ def test_fixtures_against_a_real_markdown_parser(rag6, path, line_end):
         assert not cuts(text, chunks), f"a fence or table is cut at max_tokens={max_tokens}"
 
 
+@pytest.mark.parametrize(
+    "text, max_tokens",
+    [
+        # Heading and list came out over budget together, and mending them word
+        # by word cut between the list marker and the fence.
+        ("# Title\r\n- ```\r\n# Title", 5),
+        # A form feed is text, not blank: the first line is a paragraph, so the
+        # HTML tag under it does not start a block, and the fence after it does.
+        ("\x0c\n</script>\n```\x0c\n# Title\n# Title", 4),
+        # The same in a list item: its form feed is a paragraph the tag continues.
+        ("- \x0c\n</script>\n~~~~ toml\n# Title", 4),
+        # An unclosed fence in the last list item runs over the blank lines after it.
+        ("\n- ```\n \n ", 4),
+    ],
+    ids=["fence in a list under a heading", "form feed line", "form feed item", "unclosed fence in a list"],
+)
+def test_cases_found_by_the_deep_profile_and_fuzzing(rag6, text, max_tokens):
+    chunks = rag6.markdown_chunks(text, max_tokens)
+    check_lossless(text, chunks)
+    check_budget(chunks, max_tokens)
+    assert not cuts(text, chunks)
+
+
 def test_empty_text_gives_no_chunks(rag6):
     assert rag6.markdown_chunks("", 10) == []
 
@@ -151,11 +174,12 @@ def test_bad_parameters_get_clear_errors(rag6, args, error):
         rag6.markdown_chunks(*args)
 
 
-@given(text=markdown_text, max_tokens=st.integers(4, 80), data=st.data())
+@given(text=st.one_of(markdown_text, any_text), max_tokens=st.integers(4, 80), data=st.data())
 def test_property_lossless_in_budget_nothing_protected_cut(rag6, text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens // 2))
     chunks = rag6.markdown_chunks(text, max_tokens, overlap)
     check_lossless(text, chunks)
     check_budget(chunks, max_tokens)
+    assert all(c.kind in ("code", "table", "front_matter") for c in chunks if c.oversize)
     assert not cuts(text, chunks)
     assert rag6.markdown_chunks(text, max_tokens, overlap) == chunks, "not deterministic"
