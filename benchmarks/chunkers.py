@@ -1,0 +1,204 @@
+"""The chunkers under test: the course's three and four peers, behind one interface.
+
+A `Contender` calls its library as a user would (`run`): that call is what
+the speed tables time. `located` turns its output into the course's `Chunk`s,
+each checked to be the exact slice of the source it claims: those are what
+the quality tables score.
+
+Every peer counts tokens with the course's offline cl100k_base
+(`academy_llm.tokenizer()`), so budgets mean the same for all and nothing is
+downloaded: the peers' own shortcuts (`from_tiktoken_encoder`, a tokenizer
+name, a recipe from a hub) would fetch files at run time.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from academy_llm import load_lab, make_chunk, tokenizer
+
+SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+rag5 = load_lab("rag5", SOLUTIONS)
+rag6 = load_lab("rag6", SOLUTIONS)
+rag7 = load_lab("rag7", SOLUTIONS)
+NON_SPACE = re.compile(r"\S|\Z")  # the next non-space character, or the end
+
+
+@dataclass(frozen=True)
+class Contender:
+    """One chunker as the benchmark runs it (for speed) and scores it (for quality)."""
+
+    name: str
+    course: bool  # one of the course's own chunkers; else a peer
+    run: Callable  # run(text, size, overlap, title) -> the library's own output
+    located: Callable  # located(text, output) -> [Chunk], each an exact slice
+    has_overlap: bool = True  # False: the library has no overlap of its own
+    forget: Callable = lambda: None  # empties the library's memo caches: each timed run starts cold
+    claimed_starts: Callable | None = None  # the start offsets the library itself reports, to check
+    pure_python: bool = True  # False: the library does its work in compiled code
+
+
+def exact_slices(text, pieces, offsets):
+    """Chunks at the offsets a library reports, after checking each is the slice it claims."""
+    chunks = []
+    for piece, (start, end) in zip(pieces, offsets):
+        if text[start:end] != piece:
+            raise ValueError(f"a chunk claims [{start}, {end}) but the source differs there")
+        chunks.append(make_chunk(text, start, end))
+    return chunks
+
+
+def found_in_order(text, pieces):
+    """Chunks for pieces of text whose offsets must be found.
+
+    A piece starts after the previous piece's start (overlap reaches back, but
+    never that far) and no later than the first non-space character after the
+    previous piece's end (a splitter drops at most the whitespace between two
+    chunks). Within that window the last place holding the piece is taken: a
+    short piece such as "." can also occur earlier, inside the previous chunk.
+    """
+    chunks, earliest, latest = [], 0, NON_SPACE.search(text).start()
+    for piece in pieces:
+        found = text.rfind(piece, earliest, latest + len(piece))
+        if found < 0:
+            raise ValueError(f"chunk {len(chunks) + 1} is not in the source between {earliest} and {latest}")
+        chunks.append(make_chunk(text, found, found + len(piece)))
+        earliest, latest = found + 1, NON_SPACE.search(text, found + len(piece)).start()
+    return chunks
+
+
+def chunk_document(contender, text, size, overlap, title):
+    """(chunks, how many start offsets the library reported wrongly) for one document."""
+    output = contender.run(text, size, overlap, title)
+    chunks = contender.located(text, output)
+    wrong = 0
+    if contender.claimed_starts is not None:
+        wrong = sum(claimed != chunk.start for claimed, chunk in zip(contender.claimed_starts(output), chunks))
+    return chunks, wrong
+
+
+# --------------------------------------------------------------------------
+# The course's chunkers (labs rag5, rag6, rag7), as the solutions define them
+# --------------------------------------------------------------------------
+
+
+def as_is(text, chunks):
+    """The course's chunkers already return located Chunks."""
+    return chunks
+
+
+COURSE = [
+    Contender("recursive (rag5)", True, lambda t, s, o, title: rag5.recursive_chunks(t, s, o), as_is),
+    Contender("markdown (rag6)", True, lambda t, s, o, title: rag6.markdown_chunks(t, s, o), as_is),
+    Contender("markdown + header (rag7)", True, lambda t, s, o, title: rag7.header_chunks(t, title, s, o), as_is),
+]
+
+# --------------------------------------------------------------------------
+# LangChain: RecursiveCharacterTextSplitter, counting tiktoken tokens
+# --------------------------------------------------------------------------
+
+
+def langchain_length(text):
+    """Tokens counted as `from_tiktoken_encoder` counts them, with the course's offline encoding.
+
+    `from_tiktoken_encoder` itself calls tiktoken.get_encoding, which downloads.
+    """
+    return len(tokenizer().encode(text, allowed_special=set(), disallowed_special="all"))
+
+
+@functools.cache
+def langchain_splitter(markdown, size, overlap):
+    """LangChain's recursive splitter with its default separators, or its Markdown ones."""
+    from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+
+    options = dict(chunk_size=size, chunk_overlap=overlap, length_function=langchain_length, add_start_index=True)
+    if markdown:
+        return RecursiveCharacterTextSplitter.from_language(Language.MARKDOWN, **options)
+    return RecursiveCharacterTextSplitter(**options)
+
+
+def langchain(name, markdown):
+    """A LangChain contender. Its `start_index` searches from a character offset computed
+    with the overlap in tokens, so it can be wrong with overlap: chunks are found again
+    in order, and the wrong reported starts are counted."""
+    return Contender(
+        name, False,
+        run=lambda t, s, o, title: langchain_splitter(markdown, s, o).create_documents([t]),
+        located=lambda t, docs: found_in_order(t, [doc.page_content for doc in docs]),
+        claimed_starts=lambda docs: [doc.metadata["start_index"] for doc in docs],
+    )
+
+
+# --------------------------------------------------------------------------
+# semchunk: given the tiktoken Encoding itself, as its documentation suggests
+# --------------------------------------------------------------------------
+
+_semchunkers = {}
+
+
+def semchunker(size):
+    """semchunk's chunker for `size` tokens, made once: making it scans the whole vocabulary."""
+    if size not in _semchunkers:
+        import semchunk
+
+        _semchunkers[size] = semchunk.chunkerify(tokenizer(), size)
+    return _semchunkers[size]
+
+
+def semchunk_forget():
+    """Empty semchunk's memo of token counts, which would otherwise carry over between runs."""
+    for chunker in _semchunkers.values():
+        chunker.token_counter.cache_clear()
+
+
+SEMCHUNK = Contender(
+    "semchunk", False,
+    run=lambda t, s, o, title: semchunker(s)(t, offsets=True, overlap=o or None),
+    located=lambda t, output: exact_slices(t, *output),
+    forget=semchunk_forget,
+)
+
+# --------------------------------------------------------------------------
+# chonkie: RecursiveChunker with its built-in rules (Rust core for splitting and merging)
+# --------------------------------------------------------------------------
+
+
+@functools.cache
+def chonkie_chunker(size):
+    """chonkie's RecursiveChunker with the rules built into its code.
+
+    RecursiveChunker.from_recipe (e.g. its Markdown recipe) fetches rules from
+    a hub at run time, so it is not used.
+    """
+    from chonkie import RecursiveChunker
+
+    return RecursiveChunker(tokenizer=tokenizer(), chunk_size=size)
+
+
+def chonkie_forget():
+    """Empty chonkie's memo of token counts (one cache shared by all its recursive chunkers)."""
+    from chonkie import RecursiveChunker
+
+    RecursiveChunker._estimate_token_count.cache_clear()
+
+
+CHONKIE = Contender(
+    "chonkie recursive", False,
+    run=lambda t, s, o, title: chonkie_chunker(s).chunk(t),
+    located=lambda t, output: exact_slices(t, [c.text for c in output], [(c.start_index, c.end_index) for c in output]),
+    has_overlap=False,
+    forget=chonkie_forget,
+    pure_python=False,
+)
+
+PEERS = [langchain("LangChain recursive", False), langchain("LangChain markdown", True), SEMCHUNK, CHONKIE]
+CONTENDERS = COURSE + PEERS
+
+
+def taking_part(overlap):
+    """The contenders that can run with `overlap` tokens of overlap."""
+    return [c for c in CONTENDERS if overlap == 0 or c.has_overlap]

@@ -1,0 +1,154 @@
+"""Speed: MB of text chunked per second, and how time grows with the input.
+
+MB/s is the UTF-8 bytes of the input over the best of several runs, all in
+this process, on the same input. A run's seconds are this process's CPU
+time: the machine the README's numbers come from is shared, and wall-clock
+time there measures the neighbours too. Every chunker here works on one
+thread, so on an idle machine the two clocks agree. The runs are taken in
+rounds, every chunker once per round, so that a change in the machine's load
+touches all of them alike; before each run the library's memo caches are
+emptied and garbage is collected, so no run is helped by the one before. tiktoken encoding the same
+text is timed the same way: a chunker that counts tokens has to tokenize the
+text at least once, so that is the floor of its cost.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import random
+import re
+import time
+from functools import partial
+
+from academy_llm import tokenizer
+
+from chunkers import CONTENDERS, COURSE, PEERS, taking_part
+from tables import table
+
+FLOOR = "tiktoken encode (floor)"
+GROWTH = (1, 4, 16)  # copies of the corpus, as one document
+TOLERANCE = 1.25  # "linear": time per MB at the largest size within 25% of the smallest
+WORD = re.compile(r"[A-Za-z]{4,}")
+
+
+def megabytes(documents):
+    return sum(len(text.encode("utf-8")) for _, text in documents) / 1e6
+
+
+def repeated_corpus(pages, copies):
+    """The corpus `copies` times as one document, each copy with its words renamed.
+
+    Identical copies would flatter the libraries that memoize token counts
+    (semchunk and chonkie do): every piece of a later copy would be a cache
+    hit. So in copy n each word of four or more letters becomes another word of
+    the corpus of the same length, by a shuffle seeded with n. The text stays
+    made of real words, and Markdown's syntax, which is punctuation, stays as
+    it is. The first copy is renamed too, so the text is made the same way at
+    every size (renamed words take about 5% more tokens per byte).
+    """
+    text = "".join(pages)
+    by_length = {}
+    for word in sorted(set(WORD.findall(text))):
+        by_length.setdefault(len(word), []).append(word)
+    parts = []
+    for number in range(1, copies + 1):
+        shuffle = random.Random(number).shuffle
+        renamed = {}
+        for words in by_length.values():
+            others = list(words)
+            shuffle(others)
+            renamed.update(zip(words, others))
+        parts.append(WORD.sub(lambda match: renamed[match.group()], text))
+    return "".join(parts)
+
+
+def chunk_all(contender, documents, size, overlap):
+    for title, text in documents:
+        contender.run(text, size, overlap, title)
+
+
+def race(entries, runs):
+    """{name: best CPU seconds} of entries {name: (work, forget)}: one warm-up call each, then `runs` rounds."""
+    for work, _ in entries.values():
+        work()
+    best = dict.fromkeys(entries, math.inf)
+    for _ in range(runs):
+        for name, (work, forget) in entries.items():
+            forget()
+            gc.collect()
+            began = time.process_time()
+            work()
+            best[name] = min(best[name], time.process_time() - began)
+    return best
+
+
+def speeds_on(documents, size, overlap, runs):
+    """{name: MB/s} of tiktoken and of every chunker that can run with `overlap`, on [(title, text)]."""
+    encoding = tokenizer()
+    entries = {FLOOR: (lambda: [encoding.encode_ordinary(text) for _, text in documents], lambda: None)}
+    for contender in taking_part(overlap):
+        entries[contender.name] = (partial(chunk_all, contender, documents, size, overlap), contender.forget)
+    return {name: megabytes(documents) / seconds for name, seconds in race(entries, runs).items()}
+
+
+def speed_table(datasets, runs):
+    """MB/s of every chunker on each dataset [(name, size, [(title, text)])], overlap 0 and an eighth.
+
+    Each document is chunked on its own, as a product would. Returns {column: {chunker: MB/s}}.
+    """
+    speeds = {}
+    for name, size, documents in datasets:
+        for overlap in (0, size // 8):
+            speeds[f"{name} {size}/{overlap}"] = speeds_on(documents, size, overlap, runs)
+    print(f"\n### Speed: MB/s (by CPU time), best of {runs} runs\n")
+    names = [FLOOR] + [c.name for c in CONTENDERS]
+    print(table(["chunker"] + list(speeds), [
+        [name] + [f"{column[name]:.2f}" if name in column else "n/a" for column in speeds.values()] for name in names
+    ]))
+    print("\nThe course's speed as a multiple of each peer's and of tiktoken's (columns as above, / between them):\n")
+    others = [p.name for p in PEERS] + [FLOOR]
+    print(table(["course chunker"] + others, [
+        [ours.name] + [" / ".join(f"{c[ours.name] / c[other]:.2f}" for c in speeds.values() if other in c)
+                       for other in others]
+        for ours in COURSE
+    ]))
+    return speeds
+
+
+def growth_table(pages, size, runs, steps=GROWTH):
+    """MB/s on the corpus repeated `steps` times as one document; returns {chunker: time last / time first}."""
+    inputs = [[("Orbit docs", repeated_corpus(pages, copies))] for copies in steps]
+    speeds = [speeds_on(documents, size, 0, runs) for documents in inputs]
+    growth = {name: (megabytes(inputs[-1]) / speeds[-1][name]) / (megabytes(inputs[0]) / speeds[0][name])
+              for name in speeds[0]}
+    print(f"\n### Growth with input size: the Orbit corpus repeated as one document (words renamed in each"
+          f" copy), {size}/0, best of {runs}\n")
+    headers = ["chunker"] + [f"MB/s at {copies}x ({megabytes(d):.1f} MB)" for copies, d in zip(steps, inputs)]
+    print(table(headers + [f"time {steps[-1]}x / {steps[0]}x"], [
+        [name] + [f"{speed[name]:.2f}" for speed in speeds] + [f"{growth[name]:.1f}"] for name in speeds[0]
+    ]))
+    print(f"(linear growth makes the last column {steps[-1] // steps[0]})")
+    return growth
+
+
+def print_targets(speeds, growth, steps=GROWTH):
+    """The speed targets of the recursive and Markdown chunkers, with the numbers that decide them."""
+    column = next(iter(speeds))  # Markdown (the Orbit docs) with no overlap: every peer takes part
+    mb_s = speeds[column]
+    factor = steps[-1] // steps[0]
+    pure = [p.name for p in PEERS if p.pure_python]
+    fastest = max(pure, key=mb_s.get)
+    print(f"\nSpeed targets, on {column}:")
+    for ours in COURSE[:2]:
+        mine = mb_s[ours.name]
+        checks = [
+            (f"at least half of tiktoken's speed: {mine:.2f} of {mb_s[FLOOR]:.2f} MB/s ({mine / mb_s[FLOOR]:.2f})",
+             mine >= mb_s[FLOOR] / 2),
+            (f"faster than every pure-Python peer (the fastest, {fastest}: {mb_s[fastest]:.2f} MB/s)",
+             all(mine > mb_s[name] for name in pure)),
+            (f"linear: time grows {growth[ours.name]:.1f}x for {factor}x the text",
+             growth[ours.name] <= TOLERANCE * factor),
+        ]
+        for text, ok in checks:
+            print(f"- {ours.name}, {text}: {'met' if ok else 'NOT met'}")
