@@ -126,6 +126,41 @@ def count_tokens(text: str) -> int:
     return len(encode(text))
 
 
+def count_tokens_of_each(texts: list[str]) -> list[int]:
+    """count_tokens of every text, counted on the machine's cores at once.
+
+    A chunker that checks each of its chunks can hand them all over in one
+    call: tiktoken then encodes them in parallel threads. Starting threads
+    costs more than a few short texts take, so those are counted in turn.
+    """
+    if len(texts) < 64:
+        return [count_tokens(text) for text in texts]
+    try:
+        encoded = tokenizer().encode_ordinary_batch(texts, num_threads=os.cpu_count() or 1)
+    except UnicodeEncodeError:  # a lone surrogate somewhere: count one by one
+        return [count_tokens(text) for text in texts]
+    return [len(tokens) for tokens in encoded]
+
+
+def token_start_array(text: str) -> np.ndarray:
+    """token_starts(text) as a numpy array: what a chunker keeps to look offsets up in."""
+    if not text:
+        return np.zeros(0, dtype=np.int64)
+    try:
+        tokens = tokenizer().encode_to_numpy(text, disallowed_special=())
+    except UnicodeEncodeError:  # a lone surrogate: the slower list path replaces it
+        tokens = np.asarray(encode(text), dtype=np.uint32)
+    token_bytes = _token_byte_lengths[tokens]
+    byte_starts = np.cumsum(token_bytes) - token_bytes
+    # A lone surrogate is 3 bytes here and 3 bytes (U+FFFD) for tiktoken: the offsets agree.
+    raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    continuation = np.flatnonzero((raw & 0xC0) == 0x80)  # bytes that do not start a character
+    # A token start is a place to cut only if it is a character's first byte.
+    aligned = byte_starts[np.searchsorted(continuation, byte_starts) == np.searchsorted(continuation, byte_starts, "right")]
+    # A byte's character offset: its byte offset less the continuation bytes before it.
+    return aligned - np.searchsorted(continuation, aligned)
+
+
 def token_starts(text: str) -> list[int]:
     """Character offsets at which a token of `text` starts, in order.
 
@@ -135,20 +170,7 @@ def token_starts(text: str) -> list[int]:
     is merged with the one before it. Every offset returned is a valid cut.
     The first offset is 0 for any non-empty text; `len(text)` is not included.
     """
-    if not text:
-        return []
-    try:
-        tokens = tokenizer().encode_to_numpy(text, disallowed_special=()).astype(np.int64)
-    except UnicodeEncodeError:  # a lone surrogate: the slower list path replaces it
-        tokens = np.asarray(encode(text), dtype=np.int64)
-    byte_starts = np.concatenate(([0], np.cumsum(_token_byte_lengths[tokens])[:-1]))
-    # A lone surrogate is 3 bytes here and 3 bytes (U+FFFD) for tiktoken: the offsets agree.
-    raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    is_char_start = (raw & 0xC0) != 0x80
-    char_index_of_byte = np.cumsum(is_char_start) - 1
-    aligned = byte_starts[is_char_start[byte_starts]]
-    # Distinct character starts map to distinct, increasing character offsets.
-    return char_index_of_byte[aligned].tolist()
+    return token_start_array(text).tolist()
 
 
 # --------------------------------------------------------------------------
@@ -188,10 +210,17 @@ class Chunk:
         return f"{self.header}\n{self.text}" if self.header else self.text
 
 
-def make_chunk(source: str, start: int, end: int, **fields) -> Chunk:
-    """The chunk `source[start:end]`, with its token count; extra fields as in Chunk."""
+def make_chunk(source: str, start: int, end: int, n_tokens: int | None = None, **fields) -> Chunk:
+    """The chunk `source[start:end]` with its token count; extra fields as in Chunk.
+
+    Pass `n_tokens` only if you have just counted that very slice (so it is
+    not counted twice); otherwise it is counted here.
+    """
+    start, end = int(start), int(end)  # plain ints, even from numpy arithmetic
     text = source[start:end]
-    return Chunk(text=text, start=start, end=end, n_tokens=count_tokens(text), **fields)
+    if n_tokens is None:
+        n_tokens = count_tokens(text)
+    return Chunk(text=text, start=start, end=end, n_tokens=n_tokens, **fields)
 
 
 # --------------------------------------------------------------------------

@@ -35,13 +35,14 @@ from academy_llm import (
     check_text_and_window,
     corpus_pages,
     count_tokens,
+    count_tokens_of_each,
     embed,
     load_lab,
     make_chunk,
     plot_chunk_sizes,
     run_lab,
     show_figure,
-    token_starts,
+    token_start_array,
     top_k,
     view_chunks,
 )
@@ -81,7 +82,7 @@ class TokenIndex:
     """Token counts of any slice of one text, from a single tokenization."""
 
     def __init__(self, text):
-        self.starts = token_starts(text)
+        self.starts = token_start_array(text)  # token_starts(text), kept as a compact array
 
     def estimate(self, start, end):
         """Tokens in text[start:end]: its first token plus the token starts inside it.
@@ -92,7 +93,8 @@ class TokenIndex:
         """
         if end <= start:
             return 0
-        return 1 + bisect.bisect_left(self.starts, end) - bisect.bisect_right(self.starts, start)
+        inside = self.starts.searchsorted(end) - self.starts.searchsorted(start, "right")
+        return 1 + int(inside)
 
 
 # %% [markdown]
@@ -172,15 +174,16 @@ def add_overlap(text, chunks, overlap, index):
     """Move each chunk's start back by up to `overlap` tokens, to a word start."""
     # BEGIN SOLUTION
     # hint: For each chunk after the first: find the token start `overlap` tokens before the
-    # hint: chunk's start (index.starts and bisect), not before the previous chunk's start.
+    # hint: chunk's start (index.starts.searchsorted(start) finds the chunk's first token),
+    # hint: not before the previous chunk's start.
     # hint: Move forward from there to the first word start (a non-space character after a
     # hint: space or line break, or the chunk's own start) and begin the chunk there.
     if overlap == 0:
         return chunks
     result = [chunks[0]]
     for (previous_start, _), (start, end) in zip(chunks, chunks[1:]):
-        position = bisect.bisect_left(index.starts, start)
-        reach = max(index.starts[max(position - overlap, 0)], previous_start)
+        position = int(index.starts.searchsorted(start))
+        reach = max(int(index.starts[max(position - overlap, 0)]), previous_start)
         while reach < start and not (text[reach - 1].isspace() and not text[reach].isspace()):
             reach += 1
         result.append((reach, end))
@@ -192,10 +195,10 @@ def add_overlap(text, chunks, overlap, index):
 # ## 5. Put it together
 #
 # `recursive_chunks` splits, packs and adds overlap. Then it counts each chunk
-# on its own, once: this is the only place `count_tokens` runs, once per
-# chunk, so the whole is linear in the text. In the rare case a chunk is over
-# budget by a token at its edges, `mend` re-packs just that stretch word by
-# word with exact counts, and the overlap gives back words until it fits.
+# on its own, once, all of them in one call (`count_tokens_of_each` spreads
+# them over the machine's cores): linear in the text. In the rare case a chunk
+# is over budget by a token at its edges, its overlap gives back words until
+# it fits, or `mend` re-packs just that stretch word by word with exact counts.
 
 
 # %%
@@ -204,25 +207,24 @@ def recursive_chunks(text, max_tokens, overlap=0):
     # BEGIN SOLUTION
     # hint: check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives [].
     # hint: budget = packing_budget(max_tokens, overlap) leaves room for the overlap. index = TokenIndex(text);
-    # hint: spans = split_at_seams(...); packed = pack(...), each checked with count_tokens
-    # hint: (mend() those over budget); then add_overlap and make each chunk with fit_overlap().
+    # hint: packed = pack(split_at_seams(...), ...); overlapped = add_overlap(...). Count all overlapped
+    # hint: chunks at once with count_tokens_of_each; make_chunk(text, start, end, n_tokens) each that fits,
+    # hint: and fit_over_budget() the rare one that does not.
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if not text:
         return []
     index = TokenIndex(text)
     budget = packing_budget(max_tokens, overlap)
-    spans = split_at_seams(text, 0, len(text), budget, index)
-    packed = []
-    for start, end in pack(spans, budget, index):
-        if count_tokens(text[start:end]) <= budget:
-            packed.append((start, end))
-        else:
-            packed += mend(text, start, end, budget)
+    packed = pack(split_at_seams(text, 0, len(text), budget, index), budget, index)
     overlapped = add_overlap(text, packed, overlap, index)
-    return [
-        fit_overlap(text, start, packed_start, end, max_tokens)
-        for (start, end), (packed_start, _) in zip(overlapped, packed)
-    ]
+    counts = count_tokens_of_each([text[start:end] for start, end in overlapped])
+    chunks = []
+    for (start, end), (packed_start, _), n_tokens in zip(overlapped, packed, counts):
+        if n_tokens <= max_tokens:
+            chunks.append(make_chunk(text, start, end, n_tokens, kind="recursive"))
+        else:
+            chunks += fit_over_budget(text, start, packed_start, end, max_tokens)
+    return chunks
     # END SOLUTION
 
 
@@ -252,13 +254,20 @@ def mend(text, start, end, max_tokens):
     return chunks
 
 
-def fit_overlap(text, start, packed_start, end, max_tokens):
-    """The chunk text[start:end]; if over max_tokens, its overlap gives back words until it fits."""
-    chunk = make_chunk(text, start, end, kind="recursive")
-    while chunk.n_tokens > max_tokens and chunk.start < packed_start:
-        word = re.compile(r"\S*\s*").match(text, chunk.start)
-        chunk = make_chunk(text, min(max(word.end(), chunk.start + 1), packed_start), end, kind="recursive")
-    return chunk
+def fit_over_budget(text, start, packed_start, end, max_tokens):
+    """Chunks for text[start:end], which counted over max_tokens on its own.
+
+    First the overlap gives back words until the chunk fits. If it is over
+    even without overlap (the estimate missed by a token at its edges), mend()
+    re-packs it word by word with exact counts.
+    """
+    while start < packed_start:
+        word = re.compile(r"\S*\s*").match(text, start)
+        start = min(max(word.end(), start + 1), packed_start)
+        chunk = make_chunk(text, start, end, kind="recursive")
+        if chunk.n_tokens <= max_tokens:
+            return [chunk]
+    return [make_chunk(text, s, e, kind="recursive") for s, e in mend(text, packed_start, end, max_tokens)]
 
 
 # %% [markdown]

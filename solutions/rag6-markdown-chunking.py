@@ -26,7 +26,7 @@
 import bisect
 import re
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from academy_llm import (
     DATASETS,
@@ -36,6 +36,7 @@ from academy_llm import (
     check_text_and_window,
     corpus_pages,
     count_tokens,
+    count_tokens_of_each,
     embed,
     load_lab,
     make_chunk,
@@ -64,12 +65,18 @@ class Line:
     text: str  # the line without its ending (and, inside a container, without its prefix)
 
 
+LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def iter_lines(text):
+    """The lines of `text` one by one, each with its offsets; line endings stay in the offsets."""
+    for match in LINE.finditer(text):
+        yield Line(match.start(), match.end(), match.group().rstrip("\r\n"))
+
+
 def split_lines(text):
-    """The lines of `text`, each with its offsets; line endings stay in the offsets."""
-    lines = []
-    for match in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text):
-        lines.append(Line(match.start(), match.end(), match.group().rstrip("\r\n")))
-    return lines
+    """All the lines of `text` (see iter_lines)."""
+    return list(iter_lines(text))
 
 
 def is_blank(line):
@@ -103,11 +110,12 @@ def indent_of(text):
 # %%
 def front_matter(text):
     """(metadata, end offset) of a leading `---` block, or ({}, 0) if there is none."""
-    lines = split_lines(text)
-    if not lines or lines[0].text.lstrip("\ufeff").rstrip() != "---":
+    lines = iter_lines(text)  # one at a time: only the first few are read
+    first = next(lines, None)
+    if first is None or first.text.lstrip("\ufeff").rstrip() != "---":
         return {}, 0
     metadata = {}
-    for line in lines[1:]:
+    for line in lines:
         if line.text.rstrip() in ("---", "..."):
             return metadata, line.end
         key, colon, value = line.text.partition(":")
@@ -650,25 +658,28 @@ def pieces_of(text, section, budget, index, regions):
 
 
 def chunk_section(text, section, max_tokens, index, regions):
-    """(start, end) chunks of one section, each within max_tokens unless it is one whole piece."""
+    """(start, end, tokens) chunks of one section, within max_tokens unless one whole piece."""
     # BEGIN SOLUTION
-    # hint: Pack the pieces_of(...) spans with rag5.pack. Count each packed chunk with
-    # hint: count_tokens; a chunk over budget that holds several pieces is re-packed piece by
-    # hint: piece with exact counts; a single piece over budget is kept whole if it must not be
+    # hint: Pack the pieces_of(...) spans with rag5.pack and count the packed chunks with
+    # hint: count_tokens_of_each. A chunk over budget that holds several pieces is re-packed piece by
+    # hint: piece with pack_exactly; a single piece over budget is kept whole if it must not be
     # hint: cut, else split with mend_around(...): rag5.mend, but never inside a nested fence or table.
     pieces = pieces_of(text, section, max_tokens, index, regions)
     whole_starts = {start for start, _, whole in pieces if whole}
+    packed = rag5.pack([(s, e) for s, e, _ in pieces], max_tokens, index)
     chunks = []
-    for start, end in rag5.pack([(s, e) for s, e, _ in pieces], max_tokens, index):
-        if count_tokens(text[start:end]) <= max_tokens:
-            chunks.append((start, end))
+    for (start, end), n_tokens in zip(packed, count_tokens_of_each([text[s:e] for s, e in packed])):
+        if n_tokens <= max_tokens:
+            chunks.append((start, end, n_tokens))
             continue
         inner = [(s, e) for s, e, _ in pieces if start <= s and e <= end]
         for piece_start, piece_end in pack_exactly(text, inner, max_tokens):
-            if count_tokens(text[piece_start:piece_end]) <= max_tokens or piece_start in whole_starts:
-                chunks.append((piece_start, piece_end))
+            n_tokens = count_tokens(text[piece_start:piece_end])
+            if n_tokens <= max_tokens or piece_start in whole_starts:
+                chunks.append((piece_start, piece_end, n_tokens))
             else:
-                chunks += mend_around(text, piece_start, piece_end, max_tokens, regions)
+                mended = mend_around(text, piece_start, piece_end, max_tokens, regions)
+                chunks += [(s, e, count_tokens(text[s:e])) for s, e in mended]
     return chunks
     # END SOLUTION
 
@@ -714,8 +725,8 @@ def mend_around(text, start, end, max_tokens, regions):
 # %%
 def reach_back(text, start, floor, overlap, index, regions):
     """Where a chunk starting at `start` begins once it reaches back `overlap` tokens."""
-    position = bisect.bisect_left(index.starts, start)
-    reach = max(index.starts[max(position - overlap, 0)], floor)
+    position = int(index.starts.searchsorted(start))
+    reach = max(int(index.starts[max(position - overlap, 0)]), floor)
     return next_cut(text, reach, start, regions)
 
 
@@ -766,9 +777,8 @@ def read_document(text, budget):
 
 def front_matter_chunk(text, body_start, max_tokens):
     """The front matter as one chunk, never cut (flagged oversize if it is over budget)."""
-    return make_chunk(
-        text, 0, body_start, kind="front_matter", oversize=count_tokens(text[:body_start]) > max_tokens
-    )
+    chunk = make_chunk(text, 0, body_start, kind="front_matter")
+    return replace(chunk, oversize=chunk.n_tokens > max_tokens)
 
 
 def markdown_chunks(text, max_tokens, overlap=0):
@@ -792,17 +802,18 @@ def section_chunks(text, section, max_tokens, overlap, index, regions):
     titles = tuple(title for _, title in section.path)
     packed = chunk_section(text, section, rag5.packing_budget(max_tokens, overlap), index, regions)
     chunks = []
-    for number, (start, end) in enumerate(packed):
+    for number, (start, end, n_tokens) in enumerate(packed):
         kinds = {k for k, s, e in section.blocks if s < end and start < e} - {"heading"}
         kind = kinds.pop() if len(kinds) == 1 and kinds <= set(PROTECTED) else "text"
-        if count_tokens(text[start:end]) > max_tokens:  # one whole fence or table
+        if n_tokens > max_tokens:  # one whole fence or table
             region = inside((start + end) // 2, regions) or (start, end, kind)
-            chunks.append(make_chunk(text, start, end, section=titles, kind=region[2], oversize=True))
+            chunks.append(make_chunk(text, start, end, n_tokens, section=titles, kind=region[2], oversize=True))
             continue
-        reach = start
         if overlap and number > 0:
             reach = reach_back(text, start, packed[number - 1][0], overlap, index, regions)
-        chunk = make_chunk(text, reach, end, section=titles, kind=kind)
+            chunk = make_chunk(text, reach, end, section=titles, kind=kind)
+        else:
+            reach, chunk = start, make_chunk(text, start, end, n_tokens, section=titles, kind=kind)
         while chunk.n_tokens > max_tokens:  # the overlap gives back words until it fits
             reach = next_cut(text, reach + 1, start, regions)
             chunk = make_chunk(text, reach, end, section=titles, kind=kind)
