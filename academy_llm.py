@@ -561,6 +561,21 @@ class Invariants:
             self.failed.append(name)
         return ok
 
+    def check_chunks(self, name: str, pairs, max_tokens=None, whitespace_may_be_lost=False) -> bool:
+        """Check each (source, chunks) pair: lossless, and within max_tokens if it is given.
+
+        The first problem found (check_lossless's or check_budget's message)
+        becomes the FAIL line's detail.
+        """
+        try:
+            for source, chunks in pairs:
+                check_lossless(source, chunks, whitespace_may_be_lost)
+                if max_tokens is not None:
+                    check_budget(chunks, max_tokens)
+        except ValueError as problem:
+            return self.check(name, False, str(problem))
+        return self.check(name, True)
+
     def verdict(self) -> bool:
         if self.failed:
             print(f"\n{self.lab}: invariant failed: {'; '.join(self.failed)}")

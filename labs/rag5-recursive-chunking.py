@@ -30,8 +30,6 @@ from academy_llm import (
     DATASETS,
     MAX_TOKENS_PER_CHARACTER,
     Invariants,
-    check_budget,
-    check_lossless,
     check_text_and_window,
     corpus_pages,
     count_tokens,
@@ -348,13 +346,11 @@ def main():
 
     print("\nInvariants")
     checks = Invariants("rag5")
-    try:
-        for chunks in (recursive, overlapped):
-            check_lossless(page, chunks)
-            check_budget(chunks, MAX_TOKENS)
-        checks.check("nothing lost, every chunk an exact slice within budget", True)
-    except ValueError as problem:
-        checks.check("nothing lost, every chunk an exact slice within budget", False, str(problem))
+    checks.check_chunks(
+        "nothing lost, every chunk an exact slice within budget",
+        [(page, recursive), (page, overlapped)],
+        MAX_TOKENS,
+    )
     checks.check("no chunk ends inside a word", mid_word == 0, f"{mid_word} do")
     checks.check(
         "the top result holds the answer",
