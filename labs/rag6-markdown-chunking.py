@@ -755,9 +755,10 @@ def section_chunks(text, section, max_tokens, overlap, index, regions):
     for number, (start, end, n_tokens) in enumerate(packed):
         kinds = {k for k, s, e in section.blocks if s < end and start < e} - {"heading"}
         kind = kinds.pop() if len(kinds) == 1 and kinds <= set(PROTECTED) else "text"
-        if n_tokens > max_tokens:  # one whole fence or table
-            region = inside((start + end) // 2, regions) or (start, end, kind)
-            chunks.append(make_chunk(text, start, end, n_tokens, section=titles, kind=region[2], oversize=True))
+        if n_tokens > max_tokens:  # one whole fence or table, perhaps with its heading glued before it
+            held = regions_within(regions, start, end)
+            whole_kind = held[0][2] if held else kind
+            chunks.append(make_chunk(text, start, end, n_tokens, section=titles, kind=whole_kind, oversize=True))
             continue
         if overlap and number > 0:
             reach = reach_back(text, start, packed[number - 1][0], overlap, index, regions)

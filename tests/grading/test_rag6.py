@@ -118,6 +118,12 @@ def test_an_oversize_table_stays_whole_and_is_flagged(rag6):
     assert all(count_tokens(c.text) <= 100 for c in chunks if not c.oversize)
 
 
+def test_an_oversize_fence_in_a_list_after_a_heading_is_flagged_as_code(rag6):
+    text = "# Title\r\n- ```\r\n- item"  # found by the deep profile
+    oversize = [c for c in rag6.markdown_chunks(text, 4) if c.oversize]
+    assert oversize and all(c.kind == "code" for c in oversize)
+
+
 def test_overlap_never_starts_inside_a_table_or_fence(rag6):
     text = (FIXTURES[0].parent / "forty-row-table.md").read_text(encoding="utf-8")
     text = text.replace("After the table.", "After the table. " + "More words here. " * 40)
