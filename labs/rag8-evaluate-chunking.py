@@ -261,9 +261,9 @@ def step_overall(questions):
           f"chunks of {CHUNK_TOKENS} tokens")
     print(f"   {'strategy':<19} {'embedder':<9} {'R@1':>5} {'R@5':>5} {'cov@5':>5} {'MRR@5':>6} {'R@1kt':>6} "
           f"{'prec':>6} {'IoU':>6} {'chunks':>6} {'tokens':>6} {'cost $':>7}")
-    results = {}
+    results, chunked = {}, {}
     for strategy in STRATEGIES:
-        chunks = chunk_corpus(strategy, CHUNK_TOKENS)
+        chunks = chunked[strategy] = chunk_corpus(strategy, CHUNK_TOKENS)
         count, mean_tokens, cost = corpus_cost(chunks)
         for embedder in EMBEDDERS:
             result = evaluate(chunks, questions, embedder)
@@ -275,7 +275,7 @@ def step_overall(questions):
     print(f"   cov@5: share of answer characters in the top {K}; R@1kt: recall within {TOKEN_BUDGET} "
           f"retrieved tokens;\n   prec and IoU over the top {K};"
           f" cost at USD {PRICE_PER_MILLION_TOKENS} per million tokens")
-    return results
+    return results, chunked
 
 
 KINDS = ("prose", "identifier", "table", "code", "multi_section", "all")
@@ -332,7 +332,7 @@ def main():
 
     questions = corpus_questions("test")
     started = time.perf_counter()
-    results = step_overall(questions)
+    results, chunked = step_overall(questions)
     step_by_kind(results, "recall@5")
     step_by_kind(results, "recall@1k tokens")
     step_plot(questions, results)
@@ -354,7 +354,7 @@ def main():
         "a perfect retriever scores 1.0",
         all(recall_at_k(g, g, K) == mrr_at_k(g, g, K) == precision_and_iou(g, g, K)[1] == 1.0 for g in perfect),
     )
-    reversed_mrr = reversed_ranking_mrr(questions)
+    reversed_mrr = reversed_ranking_mrr(questions, chunked["markdown + header"])
     checks.check("a reversed ranking scores lower", reversed_mrr[1] < reversed_mrr[0],
                  f"MRR@{K} {reversed_mrr[0]:.3f} best first, {reversed_mrr[1]:.3f} reversed")
     whole, headed = results["whole page", "wordllama"]["all"], results["markdown + header", "wordllama"]["all"]
@@ -366,9 +366,8 @@ def main():
     return checks.verdict()
 
 
-def reversed_ranking_mrr(questions):
+def reversed_ranking_mrr(questions, chunks):
     """MRR@K of markdown + header chunks, ranked best first and then in reverse order."""
-    chunks = chunk_corpus("markdown + header", CHUNK_TOKENS)
     vectors = embed([chunk.embedding_text for _, chunk in chunks])
     totals = [0.0, 0.0]
     for question, vector in zip(questions, embed([q["question"] for q in questions])):
