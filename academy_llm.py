@@ -142,10 +142,18 @@ def count_tokens_of_each(texts: list[str]) -> list[int]:
     return [len(tokens) for tokens in encoded]
 
 
-def token_start_array(text: str) -> np.ndarray:
-    """token_starts(text) as a numpy array: what a chunker keeps to look offsets up in."""
+def token_positions(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, numbers): where tokens start in `text`, as compact arrays.
+
+    `starts` holds the character offsets of token_starts(text); `numbers[i]`
+    is the position, in the text's token list, of the token that starts at
+    `starts[i]`, and one last entry holds the number of tokens. A token that
+    begins inside a multi-byte character is not in `starts`, but `numbers`
+    still counts it: the tokens between two offsets are a difference of two
+    numbers, exact even for emoji.
+    """
     if not text:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
     try:
         tokens = tokenizer().encode_to_numpy(text, disallowed_special=())
     except UnicodeEncodeError:  # a lone surrogate: the slower list path replaces it
@@ -156,9 +164,18 @@ def token_start_array(text: str) -> np.ndarray:
     raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     continuation = np.flatnonzero((raw & 0xC0) == 0x80)  # bytes that do not start a character
     # A token start is a place to cut only if it is a character's first byte.
-    aligned = byte_starts[np.searchsorted(continuation, byte_starts) == np.searchsorted(continuation, byte_starts, "right")]
+    at_character = np.searchsorted(continuation, byte_starts) == np.searchsorted(continuation, byte_starts, "right")
+    aligned = byte_starts[at_character]
     # A byte's character offset: its byte offset less the continuation bytes before it.
-    return aligned - np.searchsorted(continuation, aligned)
+    # int64 throughout: numpy would copy a smaller-typed array to compare it with a Python int.
+    starts = aligned - np.searchsorted(continuation, aligned)
+    numbers = np.append(np.flatnonzero(at_character), len(tokens))
+    return starts, numbers
+
+
+def token_start_array(text: str) -> np.ndarray:
+    """token_starts(text) as a numpy array."""
+    return token_positions(text)[0]
 
 
 def token_starts(text: str) -> list[int]:
@@ -171,6 +188,34 @@ def token_starts(text: str) -> list[int]:
     The first offset is 0 for any non-empty text; `len(text)` is not included.
     """
     return token_start_array(text).tolist()
+
+
+def is_clean_cut(text: str, position: int) -> bool:
+    r"""True if text[:position] and text[position:] tokenize exactly as they do inside `text`.
+
+    cl100k_base first splits text into pieces with CL100K_PATTERN (a word with
+    the space before it, up to three digits, punctuation with the line breaks
+    after it, a run of spaces or of line breaks) and then encodes each piece on
+    its own. Two places end a piece whatever text surrounds them:
+
+    - right before a space or tab that follows a non-space: "end.| Next"
+      (no piece holds a non-space and then a space);
+    - right after a line break that a non-space follows: "para.\n\n|Next"
+      (no piece holds a line break and then a non-space).
+
+    Cut only at such places (and at the text's ends), and the tokens of
+    text[a:b] are exactly the whole text's tokens between a and b: a chunker
+    can count a slice from one tokenization, without re-encoding it. Anywhere
+    else the answer is False, even where a cut happens to be harmless.
+    """
+    if position <= 0 or position >= len(text):
+        return True
+    before, after = text[position - 1], text[position]
+    if after in " \t":
+        return not before.isspace()
+    if before in "\r\n":
+        return not after.isspace()
+    return False
 
 
 # --------------------------------------------------------------------------
@@ -218,8 +263,7 @@ def make_chunk(source: str, start: int, end: int, n_tokens: int | None = None, *
     """
     start, end = int(start), int(end)  # plain ints, even from numpy arithmetic
     text = source[start:end]
-    if n_tokens is None:
-        n_tokens = count_tokens(text)
+    n_tokens = count_tokens(text) if n_tokens is None else int(n_tokens)
     return Chunk(text=text, start=start, end=end, n_tokens=n_tokens, **fields)
 
 

@@ -157,7 +157,7 @@ def best_cuts(with_later, sentence_tokens, max_tokens, max_sentences):
 #
 # A semantic segment may still be over the token budget (a long stretch on one
 # topic). Each segment's sentences are packed greedily within the budget
-# (rag5's `pack`), and each chunk is counted once on its own, as in rag5.
+# (rag5's `pack`), and each chunk's count is read from rag5's index.
 
 
 # %%
@@ -174,16 +174,17 @@ def semantic_chunks(text, max_tokens, method="breakpoints", window=1, percentile
         cuts = breakpoints(neighbour_distances(vectors), percentile)
     else:
         vectors = embed([text[start:end] for start, end in spans], embedder)
-        tokens = [index.estimate(start, end) for start, end in spans]
+        tokens = index.estimates(spans)
         with_later = scores_with_later(pair_scores(vectors, max_sentences))
         cuts = best_cuts(with_later, tokens, max_tokens, max_sentences)
     chunks = []
     for first, last in zip([0] + cuts, cuts + [len(spans)]):
         for start, end in rag5.pack(spans[first:last], max_tokens, index):
-            if count_tokens(text[start:end]) > max_tokens:
+            n_tokens = index.count(start, end)
+            if n_tokens > max_tokens:
                 chunks += [make_chunk(text, s, e, kind="semantic") for s, e in rag5.mend(text, start, end, max_tokens)]
             else:
-                chunks.append(make_chunk(text, start, end, kind="semantic"))
+                chunks.append(make_chunk(text, start, end, n_tokens, kind="semantic"))
     return chunks
 
 

@@ -26,6 +26,8 @@ import re
 import statistics
 import time
 
+import numpy as np
+
 from academy_llm import (
     DATASETS,
     MAX_TOKENS_PER_CHARACTER,
@@ -33,34 +35,36 @@ from academy_llm import (
     check_text_and_window,
     corpus_pages,
     count_tokens,
-    count_tokens_of_each,
     embed,
+    is_clean_cut,
     load_lab,
     make_chunk,
     plot_chunk_sizes,
     run_lab,
     show_figure,
-    token_start_array,
+    token_positions,
     top_k,
     view_chunks,
 )
 
 rag4 = load_lab("rag4")  # token_windows, for runs with no seam at all
 
-# The seams, coarsest first. A cut goes right after the seam, so the seam stays
-# with the text before it and every character keeps its place. A sentence end
-# is matched only from the first mark of a run: tried from inside a run of a
+# The seams, coarsest first; a cut goes where a match ends. Line breaks stay
+# with the text before them, spaces go with the word after them: "para.\n\n|Next",
+# "end.| Next", "word| next". Those are the places where the tokenizer itself
+# separates two pieces (section 1 says why that matters). A sentence end is
+# matched only from the first mark of a run: tried from inside a run of a
 # million dots, the pattern would retry the rest of the run at every dot,
 # which is quadratic.
 SEAMS = [
-    ("blank line", re.compile(r"(?:\r\n|\r|\n)[^\S\r\n]*(?:\r\n|\r|\n)\s*")),
+    ("blank line", re.compile(r"(?:\r\n|\r|\n)(?:[^\S\r\n]*(?:\r\n|\r|\n))+")),
     ("line break", re.compile(r"\r\n|\r|\n")),
-    ("sentence end", re.compile(r"(?<![.!?])[.!?]+[\"')\]]*\s+")),
-    ("space", re.compile(r"\s+")),
+    ("sentence end", re.compile(r"(?<![.!?])[.!?]+[\"')\]]*(?=[^\S\r\n])")),
+    ("space", re.compile(r"(?<=\S)(?=[^\S\r\n])")),
 ]
 
 # %% [markdown]
-# ## 1. Counting tokens without re-counting
+# ## 1. Counting tokens once
 #
 # The splitter asks "how many tokens is this piece?" thousands of times. If it
 # called `count_tokens` on every candidate slice, a page would be tokenized
@@ -68,11 +72,21 @@ SEAMS = [
 # it each time) would take time proportional to the *square* of its length.
 # That is the classic slowness users report in splitter libraries.
 #
-# Instead we tokenize the document **once** with `token_starts`. The number of
-# tokens in `text[a:b]` is then, very nearly, the number of token starts in
-# `[a, b)`: two binary searches. "Very nearly", because a slice counted on its
-# own can tokenize a little differently at its edges; so each finished chunk is
-# counted once for real, and mended in the rare case it is over.
+# Instead we tokenize the document **once** (`token_positions`) and count a
+# slice by the token starts inside it: two binary searches. Is that the count
+# the slice would get on its own? The tokenizer first splits text into
+# pieces (a word with the space before it, a run of line breaks, ...) and
+# encodes each piece alone. So a slice whose ends fall between two pieces
+# tokenizes exactly as it did inside the whole. `is_clean_cut` knows two
+# places that always fall between pieces: just before a space that follows a
+# word, and just after a line break that a word follows. Our seams cut there,
+# so nearly every chunk is counted exactly from the one tokenization; the
+# rare chunk with another end (an indented line, a URL cut in windows) is
+# counted on its own.
+#
+# Try it: in `"Hello world"`, `count_tokens("Hello")` + `count_tokens(" world")`
+# is 2, as in the whole; cut after the space instead and `"Hello "` +
+# `"world"` is 3.
 
 
 # %%
@@ -80,19 +94,44 @@ class TokenIndex:
     """Token counts of any slice of one text, from a single tokenization."""
 
     def __init__(self, text):
-        self.starts = token_start_array(text)  # token_starts(text), kept as a compact array
+        self.text = text
+        self.starts, self.numbers = token_positions(text)
 
     def estimate(self, start, end):
-        """Tokens in text[start:end]: its first token plus the token starts inside it.
+        """Tokens of the whole text that start in [start, end), plus one if a token straddles `start`.
 
-        Counting the first token separately matters: cut after a space, a slice
-        begins with "Next" although the whole text had the token " Next" one
-        character earlier.
+        Exact when both ends are clean cuts. Elsewhere it can be a token off:
+        cut after a space, a slice begins with "Next" where the whole text had
+        " Next" one character earlier; that token is the "plus one".
         """
         if end <= start:
             return 0
-        inside = self.starts.searchsorted(end) - self.starts.searchsorted(start, "right")
-        return 1 + int(inside)
+        first = self.starts.searchsorted(start)
+        last = self.starts.searchsorted(end)
+        straddles = first == len(self.starts) or self.starts[first] != start
+        return int(self.numbers[last] - self.numbers[first]) + int(straddles)
+
+    def estimates(self, spans):
+        """estimate() of every (start, end) in `spans`, with one numpy call for all instead of one per span.
+
+        Estimates add up: for a span cut in two at a clean cut, the two
+        estimates sum to the whole span's; at any other cut the sum can only
+        be a token higher, which errs on the safe side of a budget.
+        """
+        if not spans or len(self.starts) == 0:
+            return [0] * len(spans)
+        starts, ends = np.array(spans, dtype=np.int64).reshape(-1, 2).T
+        first = self.starts.searchsorted(starts)
+        last = self.starts.searchsorted(ends)
+        first_token_start = self.starts[np.minimum(first, len(self.starts) - 1)]
+        straddles = (first == len(self.starts)) | (first_token_start != starts)
+        return np.where(ends > starts, self.numbers[last] - self.numbers[first] + straddles, 0).tolist()
+
+    def count(self, start, end):
+        """count_tokens(text[start:end]), exactly: from the index at clean cuts, else encoded."""
+        if is_clean_cut(self.text, start) and is_clean_cut(self.text, end):
+            return self.estimate(start, end)
+        return count_tokens(self.text[start:end])
 
 
 # %% [markdown]
@@ -112,8 +151,9 @@ def split_at_seams(text, start, end, max_tokens, index, level=0):
     # hint: If index.estimate(start, end) <= max_tokens, the span is fine: return [(start, end)].
     # hint: If level == len(SEAMS), no seam is left: cut with rag4.token_windows(text[start:end],
     # hint: max_tokens) and shift each window's offsets by start.
-    # hint: Else cut after every SEAMS[level] match inside [start, end) (pattern.finditer(text,
-    # hint: start, end)); if that gives one piece, try level + 1. Recurse on each piece at level + 1.
+    # hint: Else cut where every SEAMS[level] match inside [start, end) ends (pattern.finditer(text,
+    # hint: start, end)); if that gives one piece, try level + 1. Keep each piece that fits
+    # hint: (index.estimates(pieces) sizes them all at once); split the others at level + 1.
     if index.estimate(start, end) <= max_tokens:
         return [(start, end)]
     if level == len(SEAMS):
@@ -123,9 +163,13 @@ def split_at_seams(text, start, end, max_tokens, index, level=0):
     cuts = [m.end() for m in pattern.finditer(text, start, end) if start < m.end() < end]
     if not cuts:
         return split_at_seams(text, start, end, max_tokens, index, level + 1)
+    pieces = list(zip([start] + cuts, cuts + [end]))
     spans = []
-    for piece_start, piece_end in zip([start] + cuts, cuts + [end]):
-        spans += split_at_seams(text, piece_start, piece_end, max_tokens, index, level + 1)
+    for (piece_start, piece_end), tokens in zip(pieces, index.estimates(pieces)):
+        if tokens <= max_tokens:
+            spans.append((piece_start, piece_end))
+        else:
+            spans += split_at_seams(text, piece_start, piece_end, max_tokens, index, level + 1)
     return spans
     # END SOLUTION
 
@@ -137,22 +181,26 @@ def split_at_seams(text, start, end, max_tokens, index, level=0):
 # sentence). `pack` merges neighbouring spans greedily: keep adding the next
 # span while the chunk stays within `max_tokens`, then start a new chunk.
 # Because chunks are made of whole spans, every chunk still starts and ends at
-# a seam.
+# a seam. Estimates add up (`TokenIndex.estimates` says why), so a running
+# total is all the counting packing needs.
 
 
 # %%
 def pack(spans, max_tokens, index):
     """Merge neighbouring spans greedily into (start, end) chunks of at most max_tokens."""
     # BEGIN SOLUTION
-    # hint: Walk the spans keeping the current chunk's (start, end). If
-    # hint: index.estimate(chunk_start, span_end) <= max_tokens, extend the chunk to span_end;
-    # hint: otherwise close the chunk and start a new one at the span.
+    # hint: Walk the spans with their sizes (index.estimates(spans)), keeping the current chunk's
+    # hint: (start, end) and its running total of tokens. If the total plus the span's size is
+    # hint: <= max_tokens, extend the chunk to the span's end; otherwise start a new chunk at the span.
     chunks = []
-    for span_start, span_end in spans:
-        if chunks and index.estimate(chunks[-1][0], span_end) <= max_tokens:
+    total = 0
+    for (span_start, span_end), tokens in zip(spans, index.estimates(spans)):
+        if chunks and total + tokens <= max_tokens:
             chunks[-1] = (chunks[-1][0], span_end)
+            total += tokens
         else:
             chunks.append((span_start, span_end))
+            total = tokens
     return chunks
     # END SOLUTION
 
@@ -162,8 +210,9 @@ def pack(spans, max_tokens, index):
 #
 # Overlap is added *after* packing: each chunk but the first reaches back into
 # the chunk before it by up to `overlap` tokens. So that the overlap is
-# readable, it starts at the beginning of a word (or of a line), never in the
-# middle of one. To keep every chunk within budget, packing aims at
+# readable, it starts at a word (at the space before it, or at the start of a
+# line), never in the middle of one: at a clean cut, so it is counted exactly
+# too. To keep every chunk within budget, packing aims at
 # `max_tokens - overlap`, leaving room for the overlap.
 
 
@@ -174,15 +223,15 @@ def add_overlap(text, chunks, overlap, index):
     # hint: For each chunk after the first: find the token start `overlap` tokens before the
     # hint: chunk's start (index.starts.searchsorted(start) finds the chunk's first token),
     # hint: not before the previous chunk's start.
-    # hint: Move forward from there to the first word start (a non-space character after a
-    # hint: space or line break, or the chunk's own start) and begin the chunk there.
+    # hint: Move forward from there to the first clean cut (is_clean_cut(text, position): the
+    # hint: space before a word, or the start of a line), or to the chunk's own start, and begin there.
     if overlap == 0:
         return chunks
     result = [chunks[0]]
     for (previous_start, _), (start, end) in zip(chunks, chunks[1:]):
         position = int(index.starts.searchsorted(start))
         reach = max(int(index.starts[max(position - overlap, 0)]), previous_start)
-        while reach < start and not (text[reach - 1].isspace() and not text[reach].isspace()):
+        while reach < start and not is_clean_cut(text, reach):
             reach += 1
         result.append((reach, end))
     return result
@@ -192,11 +241,11 @@ def add_overlap(text, chunks, overlap, index):
 # %% [markdown]
 # ## 5. Put it together
 #
-# `recursive_chunks` splits, packs and adds overlap. Then it counts each chunk
-# on its own, once, all of them in one call (`count_tokens_of_each` spreads
-# them over the machine's cores): linear in the text. In the rare case a chunk
-# is over budget by a token at its edges, its overlap gives back words until
-# it fits, or `mend` re-packs just that stretch word by word with exact counts.
+# `recursive_chunks` splits, packs and adds overlap. Then it takes each
+# chunk's exact count from the index (`index.count`): linear in the text, with
+# no second tokenization. In the rare case a chunk with an unclean end is over
+# budget by a token, its overlap gives back words until it fits, or `mend`
+# re-packs just that stretch word by word with exact counts.
 
 
 # %%
@@ -205,9 +254,9 @@ def recursive_chunks(text, max_tokens, overlap=0):
     # BEGIN SOLUTION
     # hint: check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives [].
     # hint: budget = packing_budget(max_tokens, overlap) leaves room for the overlap. index = TokenIndex(text);
-    # hint: packed = pack(split_at_seams(...), ...); overlapped = add_overlap(...). Count all overlapped
-    # hint: chunks at once with count_tokens_of_each; make_chunk(text, start, end, n_tokens) each that fits,
-    # hint: and fit_over_budget() the rare one that does not.
+    # hint: packed = pack(split_at_seams(...), ...); overlapped = add_overlap(...). Count each
+    # hint: overlapped chunk with index.count(start, end); make_chunk(text, start, end, n_tokens) each
+    # hint: that fits, and fit_over_budget() the rare one that does not.
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if not text:
         return []
@@ -215,13 +264,13 @@ def recursive_chunks(text, max_tokens, overlap=0):
     budget = packing_budget(max_tokens, overlap)
     packed = pack(split_at_seams(text, 0, len(text), budget, index), budget, index)
     overlapped = add_overlap(text, packed, overlap, index)
-    counts = count_tokens_of_each([text[start:end] for start, end in overlapped])
     chunks = []
-    for (start, end), (packed_start, _), n_tokens in zip(overlapped, packed, counts):
+    for (start, end), (packed_start, _) in zip(overlapped, packed):
+        n_tokens = index.count(start, end)
         if n_tokens <= max_tokens:
             chunks.append(make_chunk(text, start, end, n_tokens, kind="recursive"))
         else:
-            chunks += fit_over_budget(text, start, packed_start, end, max_tokens)
+            chunks += fit_over_budget(text, start, packed_start, end, max_tokens, index)
     return chunks
     # END SOLUTION
 
@@ -233,7 +282,7 @@ def packing_budget(max_tokens, overlap):
 
 
 def word_spans(text, start, end):
-    """Spans tiling text[start:end], each a word with the spaces after it."""
+    """Spans tiling text[start:end], each a word with the spaces before it."""
     cuts = [m.end() for m in SEAMS[-1][1].finditer(text, start, end) if start < m.end() < end]
     return list(zip([start] + cuts, cuts + [end]))
 
@@ -252,19 +301,20 @@ def mend(text, start, end, max_tokens):
     return chunks
 
 
-def fit_over_budget(text, start, packed_start, end, max_tokens):
+def fit_over_budget(text, start, packed_start, end, max_tokens, index):
     """Chunks for text[start:end], which counted over max_tokens on its own.
 
     First the overlap gives back words until the chunk fits. If it is over
-    even without overlap (the estimate missed by a token at its edges), mend()
-    re-packs it word by word with exact counts.
+    even without overlap (the estimate missed by a token at an unclean end),
+    mend() re-packs it word by word with exact counts.
     """
     while start < packed_start:
-        word = re.compile(r"\S*\s*").match(text, start)
-        start = min(max(word.end(), start + 1), packed_start)
-        chunk = make_chunk(text, start, end, kind="recursive")
-        if chunk.n_tokens <= max_tokens:
-            return [chunk]
+        start += 1
+        while start < packed_start and not is_clean_cut(text, start):
+            start += 1
+        n_tokens = index.count(start, end)
+        if n_tokens <= max_tokens:
+            return [make_chunk(text, start, end, n_tokens, kind="recursive")]
     return [make_chunk(text, s, e, kind="recursive") for s, e in mend(text, packed_start, end, max_tokens)]
 
 
@@ -365,7 +415,7 @@ def step_overlap(page):
 
 def step_linear(page):
     """Time the chunker on the page repeated 1, 4 and 16 times: linear means the time per KB stays flat."""
-    print("\n5. Linear in the text: one tokenization, one count per chunk")
+    print("\n5. Linear in the text: one tokenization, counts read from it")
     for copies in (1, 4, 16):
         text = page * copies
         began = time.perf_counter()

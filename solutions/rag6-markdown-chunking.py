@@ -27,6 +27,7 @@ import bisect
 import re
 import statistics
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from academy_llm import (
     DATASETS,
@@ -34,8 +35,8 @@ from academy_llm import (
     check_text_and_window,
     corpus_pages,
     count_tokens,
-    count_tokens_of_each,
     embed,
+    is_clean_cut,
     load_lab,
     make_chunk,
     plot_chunk_sizes,
@@ -56,8 +57,7 @@ rag5 = load_lab("rag5")  # TokenIndex, split_at_seams, pack, mend
 
 
 # %%
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     start: int  # offset of the line's first character
     end: int  # offset just after its line ending
     text: str  # the line without its ending (and, inside a container, without its prefix)
@@ -140,12 +140,18 @@ def front_matter(text):
 
 
 # %%
+FENCE_OPENING = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")  # groups: the fence, the rest of the line
+FENCE_CLOSING = re.compile(r"^ {0,3}(`+|~+)[ \t]*$")  # group: the fence
+ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*)$")  # groups: the #s, the rest of the line
+CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+
+
 def fence_opening(text):
     """(char, length) if `text` opens a fenced code block, else None."""
     # BEGIN SOLUTION
-    # hint: Match r"^ {0,3}(`{3,}|~{3,})(.*)$". A backtick fence may not have a backtick in
+    # hint: Match FENCE_OPENING. A backtick fence may not have a backtick in
     # hint: the rest of the line (its "info string"). Return (fence[0], len(fence)).
-    match = re.match(r"^ {0,3}(`{3,}|~{3,})(.*)$", text)
+    match = FENCE_OPENING.match(text)
     if not match:
         return None
     fence, info = match.groups()
@@ -158,8 +164,8 @@ def fence_opening(text):
 def closes_fence(text, char, length):
     """True if `text` closes a fence opened with `length` times `char`."""
     # BEGIN SOLUTION
-    # hint: Up to 3 spaces, then a run of the same char at least `length` long, then only spaces.
-    match = re.match(r"^ {0,3}(`+|~+)[ \t]*$", text)
+    # hint: Match FENCE_CLOSING: its fence must be the same char, at least `length` long.
+    match = FENCE_CLOSING.match(text)
     return bool(match) and match.group(1)[0] == char and len(match.group(1)) >= length
     # END SOLUTION
 
@@ -167,12 +173,12 @@ def closes_fence(text, char, length):
 def atx_heading(text):
     """(level, title) if `text` is an ATX heading such as '## Install ##', else None."""
     # BEGIN SOLUTION
-    # hint: Match r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*)$"; the level is the number of #s.
-    # hint: Drop a closing run of #s (it needs a space before it, or to be all there is), strip.
-    match = re.match(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*)$", text)
+    # hint: Match ATX_HEADING; the level is the number of #s. Drop a closing run of #s
+    # hint: (CLOSING_HASHES: it needs a space before it, or to be all there is), then strip.
+    match = ATX_HEADING.match(text)
     if not match:
         return None
-    title = re.sub(r"(?:^|[ \t]+)#+[ \t]*$", "", match.group(2)).strip()
+    title = CLOSING_HASHES.sub("", match.group(2)).strip()
     return len(match.group(1)), title
     # END SOLUTION
 
@@ -261,8 +267,19 @@ class Block:
     nested: list = field(default_factory=list)  # (start, end, kind) of fences/tables inside
 
 
+def first_character(text):
+    """The line's first character after its leading spaces ("" for a blank line).
+
+    It rules most block kinds out at a glance: no block but a paragraph or a
+    table starts with a letter, and only HTML starts with "<".
+    """
+    return text.lstrip(" ")[:1]
+
+
 def html_block_end(lines, i, in_paragraph):
     """Index after the HTML block starting at lines[i], or None if none starts there."""
+    if first_character(lines[i].text) != "<":
+        return None
     for start, end in HTML_ENDS:
         if start.match(lines[i].text):
             j = i
@@ -294,6 +311,8 @@ def interrupts_paragraph(lines, i):
     text = lines[i].text
     if is_blank(lines[i]) or indent_of(text) >= 4:
         return is_blank(lines[i])
+    if first_character(text).isalpha():
+        return is_table_start(lines, i)
     if fence_opening(text) or atx_heading(text) or QUOTE_PREFIX.match(text) or THEMATIC_BREAK.match(text):
         return True
     if html_block_end(lines, i, in_paragraph=True) is not None or is_table_start(lines, i):
@@ -307,6 +326,8 @@ def ends_table(lines, i):
     text = lines[i].text
     if is_blank(lines[i]) or indent_of(text) >= 4:
         return True
+    if first_character(text).isalpha() or first_character(text) == "|":  # another row
+        return False
     return bool(
         fence_opening(text) or atx_heading(text) or QUOTE_PREFIX.match(text)
         or THEMATIC_BREAK.match(text) or list_item(text)
@@ -553,7 +574,7 @@ def sections_of(text, body_start, lines, blocks):
 
 def body_tokens(section, index):
     """Tokens of a section's text without its heading lines."""
-    return sum(index.estimate(start, end) for kind, start, end in section.blocks if kind != "heading")
+    return sum(index.estimates([(start, end) for kind, start, end in section.blocks if kind != "heading"]))
 
 
 def fold_tiny_parents(sections, tiny_tokens, index):
@@ -589,7 +610,7 @@ def fold_tiny_parents(sections, tiny_tokens, index):
 # of repeating it.)
 #
 # A heading never ends a chunk: it is glued to the piece after it. Then the
-# pieces are packed greedily, as in rag5, and each chunk counted once.
+# pieces are packed greedily, as in rag5, and each chunk's count read from the index.
 
 # %%
 PROTECTED = ("code", "table")
@@ -627,8 +648,9 @@ def regions_within(regions, start, end):
 def pieces_of(text, section, budget, index, regions):
     """(start, end, whole) pieces tiling a section; `whole` pieces must not be cut."""
     pieces = []
-    for kind, start, end in section.blocks:
-        if kind in PROTECTED or index.estimate(start, end) <= budget:
+    sizes = index.estimates([(start, end) for _, start, end in section.blocks])
+    for (kind, start, end), tokens in zip(section.blocks, sizes):
+        if kind in PROTECTED or tokens <= budget:
             pieces.append((start, end, kind in PROTECTED))
             continue
         # Too big: split at seams, but keep each fence or table nested in it whole.
@@ -658,42 +680,43 @@ def pieces_of(text, section, budget, index, regions):
 def chunk_section(text, section, max_tokens, index, regions):
     """(start, end, tokens) chunks of one section, within max_tokens unless one whole piece."""
     # BEGIN SOLUTION
-    # hint: Pack the pieces_of(...) spans with rag5.pack and count the packed chunks with
-    # hint: count_tokens_of_each. A chunk over budget that holds several pieces is re-packed piece by
+    # hint: Pack the pieces_of(...) spans with rag5.pack and count each packed chunk with
+    # hint: index.count. A chunk over budget that holds several pieces is re-packed piece by
     # hint: piece with pack_exactly; a single piece over budget is kept whole if it must not be
     # hint: cut, else split with mend_around(...): rag5.mend, but never inside a nested fence or table.
     pieces = pieces_of(text, section, max_tokens, index, regions)
     whole_starts = {start for start, _, whole in pieces if whole}
     packed = rag5.pack([(s, e) for s, e, _ in pieces], max_tokens, index)
     chunks = []
-    for (start, end), n_tokens in zip(packed, count_tokens_of_each([text[s:e] for s, e in packed])):
+    for start, end in packed:
+        n_tokens = index.count(start, end)
         if n_tokens <= max_tokens:
             chunks.append((start, end, n_tokens))
             continue
         inner = [(s, e) for s, e, _ in pieces if start <= s and e <= end]
-        for piece_start, piece_end in pack_exactly(text, inner, max_tokens):
-            n_tokens = count_tokens(text[piece_start:piece_end])
+        for piece_start, piece_end in pack_exactly(inner, max_tokens, index):
+            n_tokens = index.count(piece_start, piece_end)
             if n_tokens <= max_tokens or piece_start in whole_starts:
                 chunks.append((piece_start, piece_end, n_tokens))
             else:
-                mended = mend_around(text, piece_start, piece_end, max_tokens, regions)
-                chunks += [(s, e, count_tokens(text[s:e])) for s, e in mended]
+                mended = mend_around(text, piece_start, piece_end, max_tokens, regions, index)
+                chunks += [(s, e, index.count(s, e)) for s, e in mended]
     return chunks
     # END SOLUTION
 
 
-def pack_exactly(text, spans, max_tokens):
-    """Greedy packing with an exact count at every step (slow: only to mend a rare miss)."""
+def pack_exactly(spans, max_tokens, index):
+    """Greedy packing with an exact count at every step (only to mend a rare miss)."""
     chunks = []
     for start, end in spans:
-        if chunks and count_tokens(text[chunks[-1][0] : end]) <= max_tokens:
+        if chunks and index.count(chunks[-1][0], end) <= max_tokens:
             chunks[-1] = (chunks[-1][0], end)
         else:
             chunks.append((start, end))
     return chunks
 
 
-def mend_around(text, start, end, max_tokens, regions):
+def mend_around(text, start, end, max_tokens, regions, index):
     """rag5.mend for text[start:end], with each fence or table nested in it kept as one piece.
 
     A list that holds a fence, glued to the heading above it, can come out a
@@ -708,7 +731,7 @@ def mend_around(text, start, end, max_tokens, regions):
         cursor = region_end
     if cursor < end:
         spans += rag5.mend(text, cursor, end, max_tokens)
-    return pack_exactly(text, spans, max_tokens)
+    return pack_exactly(spans, max_tokens, index)
 
 
 # %% [markdown]
@@ -729,13 +752,14 @@ def reach_back(text, start, floor, overlap, index, regions):
 
 
 def next_cut(text, position, limit, regions):
-    """The first word start at or after `position` (up to `limit`) outside every protected region."""
+    """The first clean cut (a word's space, a line's start) at or after `position`,
+    up to `limit`, outside every protected region."""
     while position < limit:
         region = inside(position, regions)
         if region:
             position = region[1]
             continue
-        if position == 0 or (text[position - 1].isspace() and not text[position].isspace()):
+        if is_clean_cut(text, position):
             return position
         position += 1
     return limit
@@ -810,12 +834,12 @@ def section_chunks(text, section, max_tokens, overlap, index, regions):
             continue
         if overlap and number > 0:
             reach = reach_back(text, start, packed[number - 1][0], overlap, index, regions)
-            chunk = make_chunk(text, reach, end, section=titles, kind=kind)
+            chunk = make_chunk(text, reach, end, index.count(reach, end), section=titles, kind=kind)
         else:
             reach, chunk = start, make_chunk(text, start, end, n_tokens, section=titles, kind=kind)
         while chunk.n_tokens > max_tokens:  # the overlap gives back words until it fits
             reach = next_cut(text, reach + 1, start, regions)
-            chunk = make_chunk(text, reach, end, section=titles, kind=kind)
+            chunk = make_chunk(text, reach, end, index.count(reach, end), section=titles, kind=kind)
         chunks.append(chunk)
     return chunks
 

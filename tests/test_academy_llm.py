@@ -7,6 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from text_strategies import any_text, markdown_text, prose
 
 import academy_llm
 from academy_llm import (
@@ -18,7 +21,9 @@ from academy_llm import (
     embed,
     encode,
     find_lost_text,
+    is_clean_cut,
     make_chunk,
+    token_positions,
     token_starts,
     top_k,
 )
@@ -57,6 +62,30 @@ def test_token_starts_are_cuts_between_characters(text):
     pieces = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
     assert "".join(pieces) == text
     assert sum(count_tokens(p) for p in pieces) >= len(pieces)
+
+
+def tokens_between(text, start, end):
+    """Tokens of the whole text from start to end, read from token_positions (as chunkers do)."""
+    starts, numbers = token_positions(text)
+    return int(numbers[np.searchsorted(starts, end)] - numbers[np.searchsorted(starts, start)])
+
+
+@given(text=st.one_of(any_text, prose, markdown_text), data=st.data())
+def test_a_slice_between_clean_cuts_tokenizes_as_inside_the_whole(text, data):
+    # The claim rag5's TokenIndex rests on, checked against the tokenizer itself.
+    cuts = [position for position in range(len(text) + 1) if is_clean_cut(text, position)]
+    start = data.draw(st.sampled_from(cuts))
+    end = data.draw(st.sampled_from([cut for cut in cuts if cut >= start]))
+    assert tokens_between(text, start, end) == count_tokens(text[start:end])
+
+
+@pytest.mark.parametrize(
+    "text, position, clean",
+    [("Hello world", 5, True), ("Hello world", 6, False), ("end.\n\nNext", 6, True),
+     ("end.\n\nNext", 4, False), ("a\n  b", 2, False), ("a\r\nb", 2, False), ("ab", 0, True), ("ab", 2, True)],
+)
+def test_clean_cuts_by_example(text, position, clean):
+    assert is_clean_cut(text, position) == clean
 
 
 def test_embed_shapes_unit_rows_and_zero_rows():
