@@ -160,6 +160,8 @@ def token_positions(text: str) -> tuple[np.ndarray, np.ndarray]:
         tokens = np.asarray(encode(text), dtype=np.uint32)
     token_bytes = _token_byte_lengths[tokens]
     byte_starts = np.cumsum(token_bytes) - token_bytes
+    if text.isascii():  # a byte a character: every token starts a character, at its byte offset
+        return byte_starts, np.arange(len(tokens) + 1)
     # A lone surrogate is 3 bytes here and 3 bytes (U+FFFD) for tiktoken: the offsets agree.
     raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     continuation = np.flatnonzero((raw & 0xC0) == 0x80)  # bytes that do not start a character

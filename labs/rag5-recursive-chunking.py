@@ -168,12 +168,15 @@ def split_at_seams(text, start, end, max_tokens, index, level=0):
 
 
 # %%
-def pack(spans, max_tokens, index):
-    """Merge neighbouring spans greedily into (start, end) chunks of at most max_tokens."""
-    # TODO(rag5): Walk the spans with their sizes (index.estimates(spans)), keeping the current chunk's
-    #   (start, end) and its running total of tokens. If the total plus the span's size is
-    #   <= max_tokens, extend the chunk to the span's end; otherwise start a new chunk at the span.
-    raise NotImplementedError("TODO(rag5) pack(): Walk the spans with their sizes (index.estimates(spans)), keeping the current chunk's (start, end) and its running total of tokens. If the total plus the span's size is <= max_tokens, extend the chunk to the span's end; otherwise start a new chunk at the span.")
+def pack(spans, sizes, max_tokens):
+    """Merge neighbouring spans greedily into (start, end) chunks of at most max_tokens.
+
+    `sizes` holds each span's tokens (index.estimates(spans)).
+    """
+    # TODO(rag5): Walk the spans with their sizes, keeping the current chunk's (start, end) and its
+    #   running total of tokens. If the total plus the span's size is <= max_tokens, extend
+    #   the chunk to the span's end; otherwise start a new chunk at the span.
+    raise NotImplementedError("TODO(rag5) pack(): Walk the spans with their sizes, keeping the current chunk's (start, end) and its running total of tokens. If the total plus the span's size is <= max_tokens, extend the chunk to the span's end; otherwise start a new chunk at the span.")
 
 
 # %% [markdown]
@@ -213,10 +216,11 @@ def recursive_chunks(text, max_tokens, overlap=0):
     """Chunks of at most max_tokens tokens, cut at the coarsest seams, sharing ~overlap tokens."""
     # TODO(rag5): check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives [].
     #   budget = packing_budget(max_tokens, overlap) leaves room for the overlap. index = TokenIndex(text);
-    #   packed = pack(split_at_seams(...), ...); overlapped = add_overlap(...). Count each
+    #   spans = split_at_seams(...); packed = pack(spans, index.estimates(spans), budget);
+    #   overlapped = add_overlap(...). Count each
     #   overlapped chunk with index.count(start, end); make_chunk(text, start, end, n_tokens) each
     #   that fits, and fit_over_budget() the rare one that does not.
-    raise NotImplementedError('TODO(rag5) recursive_chunks(): check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives []. budget = packing_budget(max_tokens, overlap) leaves room for the overlap. index = TokenIndex(text); packed = pack(split_at_seams(...), ...); overlapped = add_overlap(...). Count each overlapped chunk with index.count(start, end); make_chunk(text, start, end, n_tokens) each that fits, and fit_over_budget() the rare one that does not.')
+    raise NotImplementedError('TODO(rag5) recursive_chunks(): check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives []. budget = packing_budget(max_tokens, overlap) leaves room for the overlap. index = TokenIndex(text); spans = split_at_seams(...); packed = pack(spans, index.estimates(spans), budget); overlapped = add_overlap(...). Count each overlapped chunk with index.count(start, end); make_chunk(text, start, end, n_tokens) each that fits, and fit_over_budget() the rare one that does not.')
 
 
 def packing_budget(max_tokens, overlap):

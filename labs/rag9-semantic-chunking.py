@@ -169,17 +169,17 @@ def semantic_chunks(text, max_tokens, method="breakpoints", window=1, percentile
     raise NotImplementedError('TODO(rag9) semantic_chunks(): Check the parameters as in rag5 (check_text_and_window with overlap 0) and that method is "breakpoints" or "global" (ValueError naming both); "" gives []. The rest is given.')
     index = rag5.TokenIndex(text)
     spans = sentence_spans(text, max_tokens, index)
+    tokens = index.estimates(spans)
     if method == "breakpoints":
         vectors = embed(window_texts(text, spans, window), embedder)
         cuts = breakpoints(neighbour_distances(vectors), percentile)
     else:
         vectors = embed([text[start:end] for start, end in spans], embedder)
-        tokens = index.estimates(spans)
         with_later = scores_with_later(pair_scores(vectors, max_sentences))
         cuts = best_cuts(with_later, tokens, max_tokens, max_sentences)
     chunks = []
     for first, last in zip([0] + cuts, cuts + [len(spans)]):
-        for start, end in rag5.pack(spans[first:last], max_tokens, index):
+        for start, end in rag5.pack(spans[first:last], tokens[first:last], max_tokens):
             n_tokens = index.count(start, end)
             if n_tokens > max_tokens:
                 chunks += [make_chunk(text, s, e, kind="semantic") for s, e in rag5.mend(text, start, end, max_tokens)]

@@ -186,15 +186,18 @@ def split_at_seams(text, start, end, max_tokens, index, level=0):
 
 
 # %%
-def pack(spans, max_tokens, index):
-    """Merge neighbouring spans greedily into (start, end) chunks of at most max_tokens."""
+def pack(spans, sizes, max_tokens):
+    """Merge neighbouring spans greedily into (start, end) chunks of at most max_tokens.
+
+    `sizes` holds each span's tokens (index.estimates(spans)).
+    """
     # BEGIN SOLUTION
-    # hint: Walk the spans with their sizes (index.estimates(spans)), keeping the current chunk's
-    # hint: (start, end) and its running total of tokens. If the total plus the span's size is
-    # hint: <= max_tokens, extend the chunk to the span's end; otherwise start a new chunk at the span.
+    # hint: Walk the spans with their sizes, keeping the current chunk's (start, end) and its
+    # hint: running total of tokens. If the total plus the span's size is <= max_tokens, extend
+    # hint: the chunk to the span's end; otherwise start a new chunk at the span.
     chunks = []
     total = 0
-    for (span_start, span_end), tokens in zip(spans, index.estimates(spans)):
+    for (span_start, span_end), tokens in zip(spans, sizes):
         if chunks and total + tokens <= max_tokens:
             chunks[-1] = (chunks[-1][0], span_end)
             total += tokens
@@ -254,7 +257,8 @@ def recursive_chunks(text, max_tokens, overlap=0):
     # BEGIN SOLUTION
     # hint: check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives [].
     # hint: budget = packing_budget(max_tokens, overlap) leaves room for the overlap. index = TokenIndex(text);
-    # hint: packed = pack(split_at_seams(...), ...); overlapped = add_overlap(...). Count each
+    # hint: spans = split_at_seams(...); packed = pack(spans, index.estimates(spans), budget);
+    # hint: overlapped = add_overlap(...). Count each
     # hint: overlapped chunk with index.count(start, end); make_chunk(text, start, end, n_tokens) each
     # hint: that fits, and fit_over_budget() the rare one that does not.
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
@@ -262,7 +266,8 @@ def recursive_chunks(text, max_tokens, overlap=0):
         return []
     index = TokenIndex(text)
     budget = packing_budget(max_tokens, overlap)
-    packed = pack(split_at_seams(text, 0, len(text), budget, index), budget, index)
+    spans = split_at_seams(text, 0, len(text), budget, index)
+    packed = pack(spans, index.estimates(spans), budget)
     overlapped = add_overlap(text, packed, overlap, index)
     chunks = []
     for (start, end), (packed_start, _) in zip(overlapped, packed):

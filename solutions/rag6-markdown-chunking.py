@@ -72,9 +72,23 @@ def iter_lines(text):
         yield Line(match.start(), match.end(), match.group().rstrip("\r\n"))
 
 
-def split_lines(text):
-    """All the lines of `text` (see iter_lines)."""
-    return list(iter_lines(text))
+def split_lines(text, start=0):
+    """All the lines of `text` from offset `start` on, as iter_lines gives them, but faster.
+
+    str.splitlines does the splitting in C. It also splits at characters that
+    Markdown reads as text (a form feed, U+2028, ...): a piece that does not
+    end with \\n or \\r is joined to the next one.
+    """
+    lines = []
+    line_start = position = start
+    for piece in text[start:].splitlines(keepends=True):
+        position += len(piece)
+        if piece.endswith(("\n", "\r")):
+            lines.append(Line(line_start, position, text[line_start:position].rstrip("\r\n")))
+            line_start = position
+    if line_start < len(text):
+        lines.append(Line(line_start, len(text), text[line_start:]))
+    return lines
 
 
 def is_blank(line):
@@ -550,34 +564,35 @@ class Section:
     path: tuple  # ((level, title), ...)
     start: int  # offset of its first character (its heading, if it has one)
     end: int  # offset after its last character
-    blocks: list  # [(kind, start, end)] in order, tiling [start, end)
+    blocks: list  # [(kind, start, end, tokens)] in order, tiling [start, end)
 
 
-def sections_of(text, body_start, lines, blocks):
+def sections_of(text, body_start, lines, blocks, index):
     """Group the blocks into sections; block spans run to the next block's start."""
     spans = []
     for number, block in enumerate(blocks):
         start = body_start if number == 0 else lines[block.first].start
         end = lines[blocks[number + 1].first].start if number + 1 < len(blocks) else len(text)
-        spans.append((block, start, end))
+        spans.append((start, end))
+    sizes = index.estimates(spans)  # every block's tokens, in one call
     sections = []
     path = ()
-    for block, start, end in spans:
+    for block, (start, end), tokens in zip(blocks, spans, sizes):
         if block.kind == "heading" or not sections:
             if block.kind == "heading":
                 path = enter_section(path, block.level, block.title)
             sections.append(Section(path, start, end, []))
-        sections[-1].blocks.append((block.kind, start, end))
+        sections[-1].blocks.append((block.kind, start, end, tokens))
         sections[-1].end = end
     return sections
 
 
-def body_tokens(section, index):
+def body_tokens(section):
     """Tokens of a section's text without its heading lines."""
-    return sum(index.estimates([(start, end) for kind, start, end in section.blocks if kind != "heading"]))
+    return sum(tokens for kind, _, _, tokens in section.blocks if kind != "heading")
 
 
-def fold_tiny_parents(sections, tiny_tokens, index):
+def fold_tiny_parents(sections, tiny_tokens):
     """Merge a section with almost no body into the next one when that one is its child.
 
     "## General" with one line above "### Linux" would otherwise be a chunk of
@@ -588,7 +603,7 @@ def fold_tiny_parents(sections, tiny_tokens, index):
         previous = folded[-1] if folded else None
         if (
             previous is not None
-            and body_tokens(previous, index) < tiny_tokens
+            and body_tokens(previous) < tiny_tokens
             and len(section.path) > len(previous.path)
             and section.path[: len(previous.path)] == previous.path
         ):
@@ -646,54 +661,58 @@ def regions_within(regions, start, end):
 
 
 def pieces_of(text, section, budget, index, regions):
-    """(start, end, whole) pieces tiling a section; `whole` pieces must not be cut."""
+    """(start, end, whole, tokens) pieces tiling a section; `whole` pieces must not be cut."""
     pieces = []
-    sizes = index.estimates([(start, end) for _, start, end in section.blocks])
-    for (kind, start, end), tokens in zip(section.blocks, sizes):
+    for kind, start, end, tokens in section.blocks:
         if kind in PROTECTED or tokens <= budget:
-            pieces.append((start, end, kind in PROTECTED))
+            pieces.append((start, end, kind in PROTECTED, tokens))
             continue
         # Too big: split at seams, but keep each fence or table nested in it whole.
         cursor = start
         for region_start, region_end, _ in regions_within(regions, start, end):
             if cursor < region_start:
-                spans = rag5.split_at_seams(text, cursor, region_start, budget, index)
-                pieces += [(s, e, False) for s, e in spans]
-            pieces.append((region_start, region_end, True))
+                pieces += cuttable(rag5.split_at_seams(text, cursor, region_start, budget, index), index)
+            pieces.append((region_start, region_end, True, index.estimate(region_start, region_end)))
             cursor = region_end
         if cursor < end:
-            pieces += [(s, e, False) for s, e in rag5.split_at_seams(text, cursor, end, budget, index)]
-    headings = {(start, end) for kind, start, end in section.blocks if kind == "heading"}
+            pieces += cuttable(rag5.split_at_seams(text, cursor, end, budget, index), index)
+    headings = {(start, end) for kind, start, end, _ in section.blocks if kind == "heading"}
     glued = []
-    heading_start = None  # a heading waiting to be glued to the piece after it
-    for number, (start, end, whole) in enumerate(pieces):
+    waiting = None  # (start, tokens) of headings waiting to be glued to the piece after them
+    for number, (start, end, whole, tokens) in enumerate(pieces):
         is_heading = (start, end) in headings
-        if heading_start is not None:
-            start, heading_start = heading_start, None
+        if waiting is not None:
+            start, tokens = waiting[0], waiting[1] + tokens
+            waiting = None
         if is_heading and number + 1 < len(pieces):
-            heading_start = start
+            waiting = (start, tokens)
         else:
-            glued.append((start, end, whole))
+            glued.append((start, end, whole, tokens))
     return glued
+
+
+def cuttable(spans, index):
+    """(start, end, False, tokens) pieces for spans that may be cut."""
+    return [(start, end, False, tokens) for (start, end), tokens in zip(spans, index.estimates(spans))]
 
 
 def chunk_section(text, section, max_tokens, index, regions):
     """(start, end, tokens) chunks of one section, within max_tokens unless one whole piece."""
     # BEGIN SOLUTION
-    # hint: Pack the pieces_of(...) spans with rag5.pack and count each packed chunk with
+    # hint: Pack the pieces_of(...) spans with rag5.pack (their sizes are the pieces' tokens) and count each packed chunk with
     # hint: index.count. A chunk over budget that holds several pieces is re-packed piece by
     # hint: piece with pack_exactly; a single piece over budget is kept whole if it must not be
     # hint: cut, else split with mend_around(...): rag5.mend, but never inside a nested fence or table.
     pieces = pieces_of(text, section, max_tokens, index, regions)
-    whole_starts = {start for start, _, whole in pieces if whole}
-    packed = rag5.pack([(s, e) for s, e, _ in pieces], max_tokens, index)
+    whole_starts = {start for start, _, whole, _ in pieces if whole}
+    packed = rag5.pack([(s, e) for s, e, _, _ in pieces], [tokens for *_, tokens in pieces], max_tokens)
     chunks = []
     for start, end in packed:
         n_tokens = index.count(start, end)
         if n_tokens <= max_tokens:
             chunks.append((start, end, n_tokens))
             continue
-        inner = [(s, e) for s, e, _ in pieces if start <= s and e <= end]
+        inner = [(s, e) for s, e, _, _ in pieces if start <= s and e <= end]
         for piece_start, piece_end in pack_exactly(inner, max_tokens, index):
             n_tokens = index.count(piece_start, piece_end)
             if n_tokens <= max_tokens or piece_start in whole_starts:
@@ -768,7 +787,7 @@ def next_cut(text, position, limit, regions):
 def read_blocks(text):
     """(offset where the body starts after any front matter, its lines, its blocks)."""
     _, body_start = front_matter(text)
-    body_lines = [line for line in split_lines(text) if line.start >= body_start]
+    body_lines = split_lines(text, body_start)
     return body_start, body_lines, scan_blocks(body_lines)
 
 
@@ -791,9 +810,10 @@ def read_document(text, budget):
         + [region for b in blocks for region in b.nested]
     )
     if not blocks:  # nothing but blank lines after any front matter
-        sections = [Section((), body_start, len(text), [("blank", body_start, len(text))])] if body_start < len(text) else []
+        blank = ("blank", body_start, len(text), index.estimate(body_start, len(text)))
+        sections = [Section((), body_start, len(text), [blank])] if body_start < len(text) else []
     else:
-        sections = fold_tiny_parents(sections_of(text, body_start, body_lines, blocks), budget // 8, index)
+        sections = fold_tiny_parents(sections_of(text, body_start, body_lines, blocks, index), budget // 8)
     return Document(index, body_start, sections, regions)
 
 
@@ -825,7 +845,7 @@ def section_chunks(text, section, max_tokens, overlap, index, regions):
     packed = chunk_section(text, section, rag5.packing_budget(max_tokens, overlap), index, regions)
     chunks = []
     for number, (start, end, n_tokens) in enumerate(packed):
-        kinds = {k for k, s, e in section.blocks if s < end and start < e} - {"heading"}
+        kinds = {k for k, s, e, _ in section.blocks if s < end and start < e} - {"heading"}
         kind = kinds.pop() if len(kinds) == 1 and kinds <= set(PROTECTED) else "text"
         if n_tokens > max_tokens:  # one whole fence or table, perhaps with its heading glued before it
             held = regions_within(regions, start, end)

@@ -12,6 +12,9 @@ import re
 
 import pytest
 from adversarial_texts import FIXTURES
+from hypothesis import given
+from hypothesis import strategies as st
+from text_strategies import any_text, markdown_text
 from markdown_oracle import cuts
 
 from academy_llm import MAX_TOKENS_PER_CHARACTER, check_budget, check_lossless, count_tokens, load_lab, token_starts
@@ -117,3 +120,10 @@ def assert_correct(chunker, text, chunks, budget):
         assert all(chunk.start in cut_points and chunk.end in cut_points for chunk in chunks)
     if chunker in ("markdown_chunks", "header_chunks"):
         assert not cuts(text, chunks), "a fence or table is cut"
+
+
+@given(text=st.one_of(markdown_text, any_text))
+def test_fast_line_split_agrees_with_the_line_pattern(labs, text):
+    # rag6 splits lines with str.splitlines, which also splits at \f, \x85, U+2028, ...
+    rag6 = labs["rag6"]
+    assert rag6.split_lines(text) == list(rag6.iter_lines(text))
