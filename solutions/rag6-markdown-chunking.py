@@ -839,14 +839,26 @@ def markdown_chunks(text, max_tokens, overlap=0):
     return chunks
 
 
+def kind_of(section, block_starts, start, end):
+    """"code" or "table" if the blocks in [start, end), headings aside, are all of that kind; else "text".
+
+    `block_starts` lists where the section's blocks start: two binary searches
+    find the blocks, so a section of a thousand blocks is not read per chunk.
+    """
+    first = max(bisect.bisect_right(block_starts, start) - 1, 0)  # the block holding `start`
+    last = bisect.bisect_left(block_starts, end)  # after the last block starting before `end`
+    kinds = {kind for kind, _, _, _ in section.blocks[first:last]} - {"heading"}
+    return kinds.pop() if len(kinds) == 1 and kinds <= set(PROTECTED) else "text"
+
+
 def section_chunks(text, section, max_tokens, overlap, index, regions):
     """The Chunks of one section: packed, overlapped within the section, oversize flagged."""
     titles = tuple(title for _, title in section.path)
     packed = chunk_section(text, section, rag5.packing_budget(max_tokens, overlap), index, regions)
+    block_starts = [block_start for _, block_start, _, _ in section.blocks]
     chunks = []
     for number, (start, end, n_tokens) in enumerate(packed):
-        kinds = {k for k, s, e, _ in section.blocks if s < end and start < e} - {"heading"}
-        kind = kinds.pop() if len(kinds) == 1 and kinds <= set(PROTECTED) else "text"
+        kind = kind_of(section, block_starts, start, end)
         if n_tokens > max_tokens:  # one whole fence or table, perhaps with its heading glued before it
             held = regions_within(regions, start, end)
             whole_kind = held[0][2] if held else kind

@@ -32,6 +32,7 @@ from academy_llm import (
     corpus_questions,
     count_tokens,
     embed,
+    is_clean_cut,
     load_lab,
     run_lab,
     top_k,
@@ -72,10 +73,12 @@ def make_header(title, section, metadata):
 # Each section gets its header; the room left for text is
 # `max_tokens - count_tokens(header + "\n")`. rag6 chunks the section within
 # that room, and each chunk gets the header (`dataclasses.replace(chunk,
-# header=...)`). Counting text and header apart can differ by a token from
-# counting them together, so a section whose chunks come out a token over is
-# chunked again with one token less room. A header that leaves no room at all
-# is an error: the caller must raise `max_tokens` or shorten the title.
+# header=...)`). When the text starts with a non-space, the line break after
+# the header is a clean cut (rag5, section 1), so header and text counts
+# simply add up; otherwise they are counted together, and can come out a
+# token over. A section with such a chunk is chunked again with one token
+# less room. A header that leaves no room at all is an error: the caller must
+# raise `max_tokens` or shorten the title.
 
 
 # %%
@@ -110,7 +113,8 @@ def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
 
 def section_with_header(text, section, header, max_tokens, overlap, document):
     """The chunks of one section, each carrying `header`, header and text within max_tokens."""
-    room = max_tokens - count_tokens(header + "\n")
+    header_tokens = count_tokens(header + "\n")
+    room = max_tokens - header_tokens
     while room >= 1:
         try:
             chunks = rag6.section_chunks(
@@ -123,13 +127,20 @@ def section_with_header(text, section, header, max_tokens, overlap, document):
                 f"raise max_tokens or shorten the title"
             ) from error
         chunks = [replace(chunk, header=header) for chunk in chunks]
-        if all(c.oversize or count_tokens(c.embedding_text) <= max_tokens for c in chunks):
+        if all(c.oversize or embedded_tokens(c, header_tokens) <= max_tokens for c in chunks):
             return chunks
         room -= 1  # header and text counted together came out a token over
     raise ValueError(
         f"the header {header!r} takes {count_tokens(header)} tokens, leaving no room for text "
         f"within max_tokens={max_tokens}; raise max_tokens or shorten the title"
     )
+
+
+def embedded_tokens(chunk, header_tokens):
+    """count_tokens(chunk.embedding_text), added up from the parts when the line break is a clean cut."""
+    if is_clean_cut(chunk.embedding_text, len(chunk.header) + 1):
+        return header_tokens + chunk.n_tokens
+    return count_tokens(chunk.embedding_text)
 
 
 # %% [markdown]
