@@ -126,22 +126,6 @@ def count_tokens(text: str) -> int:
     return len(encode(text))
 
 
-def count_tokens_of_each(texts: list[str]) -> list[int]:
-    """count_tokens of every text, counted on the machine's cores at once.
-
-    A chunker that checks each of its chunks can hand them all over in one
-    call: tiktoken then encodes them in parallel threads. Starting threads
-    costs more than a few short texts take, so those are counted in turn.
-    """
-    if len(texts) < 64:
-        return [count_tokens(text) for text in texts]
-    try:
-        encoded = tokenizer().encode_ordinary_batch(texts, num_threads=os.cpu_count() or 1)
-    except UnicodeEncodeError:  # a lone surrogate somewhere: count one by one
-        return [count_tokens(text) for text in texts]
-    return [len(tokens) for tokens in encoded]
-
-
 def token_positions(text: str) -> tuple[np.ndarray, np.ndarray]:
     """(starts, numbers): where tokens start in `text`, as compact arrays.
 

@@ -95,6 +95,8 @@ COURSE = [
     Contender("recursive (rag5)", True, lambda t, s, o, title: rag5.recursive_chunks(t, s, o), as_is),
     Contender("markdown (rag6)", True, lambda t, s, o, title: rag6.markdown_chunks(t, s, o), as_is),
     Contender("markdown + header (rag7)", True, lambda t, s, o, title: rag7.header_chunks(t, title, s, o), as_is),
+    Contender("header + table rows (rag7)", True,
+              lambda t, s, o, title: rag7.with_table_rows(t, rag7.header_chunks(t, title, s, o), s), as_is),
 ]
 
 # --------------------------------------------------------------------------

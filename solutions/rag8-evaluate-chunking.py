@@ -190,12 +190,13 @@ def check_the_metrics():
 # %% [markdown]
 # ## 3. The strategies
 #
-# Seven ways to chunk, all at the same token budget where they have one:
+# Eight ways to chunk, all at the same token budget where they have one:
 # the whole page; paragraphs with the page title prepended (a common recipe);
 # rag4's word and token windows; rag5's recursive splitter; rag6's
-# Markdown-aware chunker; rag7's Markdown chunks with headers. Overlap is an
-# eighth of the budget. Word windows get 3/4 of the budget in words (a word
-# is about 1.3 tokens in English).
+# Markdown-aware chunker; rag7's Markdown chunks with headers, and the same
+# with rag7's option of a chunk per table row. Overlap is an eighth of the
+# budget. Word windows get 3/4 of the budget in words (a word is about 1.3
+# tokens in English).
 
 # %%
 TITLE = "Orbit docs"
@@ -225,6 +226,9 @@ STRATEGIES = {
     "recursive": lambda text, size: rag5.recursive_chunks(text, size, size // 8),
     "markdown": lambda text, size: rag6.markdown_chunks(text, size, size // 8),
     "markdown + header": lambda text, size: rag7.header_chunks(text, TITLE, size, size // 8),
+    "header + table rows": lambda text, size: rag7.with_table_rows(
+        text, rag7.header_chunks(text, TITLE, size, size // 8), size
+    ),
 }
 SIZED = ("word windows", "token windows", "recursive", "markdown", "markdown + header")
 
