@@ -672,11 +672,11 @@ def cuttable(spans, index):
 
 def chunk_section(text, section, max_tokens, index, regions):
     """(start, end, tokens) chunks of one section, within max_tokens unless one whole piece."""
-    # TODO(rag6): Pack the pieces_of(...) spans with rag5.pack (their sizes are the pieces' tokens) and count each packed chunk with
-    #   index.count. A chunk over budget that holds several pieces is re-packed piece by
+    # TODO(rag6): Pack the pieces_of(...) spans with rag5.pack (their sizes: the pieces' tokens) and
+    #   count each packed chunk with index.count. A chunk over budget that holds several pieces is re-packed piece by
     #   piece with pack_exactly; a single piece over budget is kept whole if it must not be
     #   cut, else split with mend_around(...): rag5.mend, but never inside a nested fence or table.
-    raise NotImplementedError("TODO(rag6) chunk_section(): Pack the pieces_of(...) spans with rag5.pack (their sizes are the pieces' tokens) and count each packed chunk with index.count. A chunk over budget that holds several pieces is re-packed piece by piece with pack_exactly; a single piece over budget is kept whole if it must not be cut, else split with mend_around(...): rag5.mend, but never inside a nested fence or table.")
+    raise NotImplementedError("TODO(rag6) chunk_section(): Pack the pieces_of(...) spans with rag5.pack (their sizes: the pieces' tokens) and count each packed chunk with index.count. A chunk over budget that holds several pieces is re-packed piece by piece with pack_exactly; a single piece over budget is kept whole if it must not be cut, else split with mend_around(...): rag5.mend, but never inside a nested fence or table.")
 
 
 def pack_exactly(spans, max_tokens, index):

@@ -699,8 +699,8 @@ def cuttable(spans, index):
 def chunk_section(text, section, max_tokens, index, regions):
     """(start, end, tokens) chunks of one section, within max_tokens unless one whole piece."""
     # BEGIN SOLUTION
-    # hint: Pack the pieces_of(...) spans with rag5.pack (their sizes are the pieces' tokens) and count each packed chunk with
-    # hint: index.count. A chunk over budget that holds several pieces is re-packed piece by
+    # hint: Pack the pieces_of(...) spans with rag5.pack (their sizes: the pieces' tokens) and
+    # hint: count each packed chunk with index.count. A chunk over budget that holds several pieces is re-packed piece by
     # hint: piece with pack_exactly; a single piece over budget is kept whole if it must not be
     # hint: cut, else split with mend_around(...): rag5.mend, but never inside a nested fence or table.
     pieces = pieces_of(text, section, max_tokens, index, regions)
