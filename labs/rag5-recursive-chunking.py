@@ -11,7 +11,8 @@
 # 2. line breaks,
 # 3. sentence ends,
 # 4. spaces (between words),
-# 5. and only for a run with no seam at all (a 5,000-character URL), rag4's
+# 5. word starts (for a word that fits only without the spaces before it),
+# 6. and only for a run with no seam at all (a 5,000-character URL), rag4's
 #    token windows.
 #
 # Then it **packs** neighbouring pieces back together, greedily, up to the
@@ -61,6 +62,7 @@ SEAMS = [
     ("line break", re.compile(r"\r\n|\r|\n")),
     ("sentence end", re.compile(r"(?<![.!?])[.!?]+[\"')\]]*(?=[^\S\r\n])")),
     ("space", re.compile(r"(?<=\S)(?=[^\S\r\n])")),
+    ("word start", re.compile(r"(?<=\s)(?=\S)")),
 ]
 
 # %% [markdown]
@@ -231,7 +233,7 @@ def packing_budget(max_tokens, overlap):
 
 def word_spans(text, start, end):
     """Spans tiling text[start:end], each a word with the spaces before it."""
-    cuts = [m.end() for m in SEAMS[-1][1].finditer(text, start, end) if start < m.end() < end]
+    cuts = [m.end() for m in dict(SEAMS)["space"].finditer(text, start, end) if start < m.end() < end]
     return list(zip([start] + cuts, cuts + [end]))
 
 

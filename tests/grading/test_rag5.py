@@ -74,6 +74,14 @@ def test_overlap_reaches_back_to_a_word_start(rag5):
         assert count_tokens(text[after.start : before.end]) <= 10
 
 
+def test_a_word_that_fits_only_without_its_spaces_is_not_cut(rag5):
+    # "  aecbbaaaabaaab" is 9 tokens with its two spaces, 7 without: found by the deep profile
+    text = ".  aecbbaaaabaaab"
+    chunks = rag5.recursive_chunks(text, 8)
+    check_lossless(text, chunks)
+    assert chunks[-1].text == "aecbbaaaabaaab"
+
+
 def test_empty_text_gives_no_chunks(rag5):
     assert rag5.recursive_chunks("", 10) == []
 
