@@ -42,6 +42,10 @@ def call_header_chunks(lab, text, budget):
     return lab.header_chunks(text, TITLE, budget, budget // 4)
 
 
+def call_table_rows(lab, text, budget):
+    return lab.with_table_rows(text, lab.header_chunks(text, TITLE, budget, budget // 4), budget)
+
+
 # chunker: (its lab, how to call it, the budgets to try). A budget of 3 is
 # below what some characters need; for header_chunks, 6 leaves 3 tokens for
 # text once the header "Orbit docs" and its line break have taken theirs.
@@ -51,6 +55,7 @@ CHUNKERS = {
     "recursive_chunks": ("rag5", call_recursive_chunks, (3, 64)),
     "markdown_chunks": ("rag6", call_markdown_chunks, (3, 64)),
     "header_chunks": ("rag7", call_header_chunks, (6, 80)),
+    "table_rows": ("rag7", call_table_rows, (6, 80)),
 }
 
 # The errors a chunker may give instead of chunks, each saying what to change.
@@ -99,7 +104,7 @@ def test_chunker_handles_adversarial_text(labs, chunker, fixture, size):
 def assert_clear_error(chunker, budget, message):
     """Only the documented errors are allowed, on one line, and only where the budget explains them."""
     assert "\n" not in message, message
-    if chunker == "header_chunks":
+    if chunker in ("header_chunks", "table_rows"):
         assert HEADER_TOO_BIG.search(message), message
     else:
         assert CHARACTER_TOO_BIG.search(message) and budget < MAX_TOKENS_PER_CHARACTER, message
@@ -120,6 +125,8 @@ def assert_correct(chunker, text, chunks, budget):
         assert all(chunk.start in cut_points and chunk.end in cut_points for chunk in chunks)
     if chunker in ("markdown_chunks", "header_chunks"):
         assert not cuts(text, chunks), "a fence or table is cut"
+    if chunker == "table_rows":  # tables are cut between rows, by design; fences never
+        assert all(kind == "table_open" for kind, *_ in cuts(text, chunks)), "a fence is cut"
 
 
 @given(text=st.one_of(markdown_text, any_text))
