@@ -143,7 +143,8 @@ def token_positions(text: str) -> tuple[np.ndarray, np.ndarray]:
     except UnicodeEncodeError:  # a lone surrogate: the slower list path replaces it
         tokens = np.asarray(encode(text), dtype=np.uint32)
     token_bytes = _token_byte_lengths[tokens]
-    byte_starts = np.cumsum(token_bytes) - token_bytes
+    byte_starts = np.cumsum(token_bytes)
+    byte_starts -= token_bytes  # in place: a 20 MB text has 5 million tokens
     if text.isascii():  # a byte a character: every token starts a character, at its byte offset
         return byte_starts, np.arange(len(tokens) + 1)
     # A lone surrogate is 3 bytes here and 3 bytes (U+FFFD) for tiktoken: the offsets agree.
