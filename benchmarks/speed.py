@@ -37,7 +37,12 @@ def megabytes(documents):
 
 
 def repeated_corpus(pages, copies):
-    """The corpus `copies` times as one document, each copy with its words renamed.
+    """The corpus `copies` times as one document, each copy with its words renamed (renamed_copies)."""
+    return "".join(renamed_copies(pages, copies))
+
+
+def renamed_copies(pages, copies):
+    """The corpus `copies` times, as a list of texts, each copy with its words renamed.
 
     Identical copies would flatter the libraries that memoize token counts
     (semchunk and chonkie do): every piece of a later copy would be a cache
@@ -60,7 +65,7 @@ def repeated_corpus(pages, copies):
             shuffle(others)
             renamed.update(zip(words, others))
         parts.append(WORD.sub(lambda match: renamed[match.group()], text))
-    return "".join(parts)
+    return parts
 
 
 def chunk_all(contender, documents, size, overlap):
@@ -117,18 +122,33 @@ def speed_table(datasets, runs):
 
 
 def growth_table(pages, size, runs, steps=GROWTH):
-    """MB/s on the corpus repeated `steps` times as one document; returns {chunker: time last / time first}."""
-    inputs = [[("Orbit docs", repeated_corpus(pages, copies))] for copies in steps]
+    """MB/s with documents of each size in `steps` (copies of the corpus); returns {chunker: time ratio}.
+
+    Every run chunks the same text, `steps[-1]` renamed copies of the corpus,
+    cut into documents of `copies` copies each: 16 documents of 1x, 4 of 4x,
+    1 of 16x. Only the size of the documents changes, so a linear chunker
+    takes the same time at every size. (Timing a 1x text against a 16x text
+    instead would compare runs of 60 ms with runs of a second, and on a shared
+    machine the best of a few short runs is luckier than the best of long ones.)
+    The ratio returned is the time at the largest size, scaled as if the
+    input had grown from the smallest: `steps[-1] // steps[0]` when linear.
+    """
+    copies_of_corpus = renamed_copies(pages, steps[-1])
+    inputs = [[("Orbit docs", "".join(copies_of_corpus[first : first + copies]))
+               for first in range(0, steps[-1], copies)] for copies in steps]
     speeds = [speeds_on(documents, size, 0, runs) for documents in inputs]
-    growth = {name: (megabytes(inputs[-1]) / speeds[-1][name]) / (megabytes(inputs[0]) / speeds[0][name])
-              for name in speeds[0]}
-    print(f"\n### Growth with input size: the Orbit corpus repeated as one document (words renamed in each"
-          f" copy), {size}/0, best of {runs}\n")
-    headers = ["chunker"] + [f"MB/s at {copies}x ({megabytes(d):.1f} MB)" for copies, d in zip(steps, inputs)]
+    factor = steps[-1] // steps[0]
+    growth = {name: factor * speeds[0][name] / speeds[-1][name] for name in speeds[0]}
+    print(f"\n### Growth with input size: {steps[-1]} copies of the Orbit corpus (words renamed in each copy)"
+          f" chunked as documents of {', '.join(f'{c}x' for c in steps)} copies, {size}/0, best of {runs}\n")
+    megabytes_of_corpus = megabytes(inputs[-1]) / steps[-1]
+    headers = ["chunker"] + [f"MB/s, documents of {copies}x ({copies * megabytes_of_corpus:.1f} MB)"
+                             for copies in steps]
     print(table(headers + [f"time {steps[-1]}x / {steps[0]}x"], [
         [name] + [f"{speed[name]:.2f}" for speed in speeds] + [f"{growth[name]:.1f}"] for name in speeds[0]
     ]))
-    print(f"(linear growth makes the last column {steps[-1] // steps[0]})")
+    print(f"(the last column is the time for a {steps[-1]}x document over the time for a {steps[0]}x one:"
+          f" {factor} when the time grows linearly)")
     return growth
 
 

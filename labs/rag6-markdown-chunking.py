@@ -739,9 +739,19 @@ def next_cut(text, position, limit, regions):
     return limit
 
 
+BLANK_LINES = re.compile(r"(?:[ \t]*(?:\r\n|\r|\n))*")
+
+
 def read_blocks(text):
-    """(offset where the body starts after any front matter, its lines, its blocks)."""
+    """(offset where the body starts after any front matter, its lines, its blocks).
+
+    Blank lines right after the front matter go with it: the body then starts
+    at the first character of a line, a clean cut (see rag5), and the first
+    section's count is read from the index instead of encoded again.
+    """
     _, body_start = front_matter(text)
+    if body_start:
+        body_start = BLANK_LINES.match(text, body_start).end()
     body_lines = split_lines(text, body_start)
     return body_start, body_lines, scan_blocks(body_lines)
 
