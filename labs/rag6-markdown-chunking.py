@@ -34,7 +34,6 @@ from academy_llm import (
     Invariants,
     check_text_and_window,
     corpus_pages,
-    count_tokens,
     embed,
     is_clean_cut,
     load_lab,
@@ -595,8 +594,8 @@ def fold_tiny_parents(sections, tiny_tokens):
 # inside a fence or table nested in it. A fenced block or table that is too
 # big stays whole: it becomes its own chunk, flagged `oversize`. (Cutting a
 # table between rows would keep the budget, but every chunk after the first
-# would lose the header row that names its columns; section 7 shows the option
-# of repeating it.)
+# would lose the header row that names its columns. rag7 shows how to cut a
+# table into rows that keep them, and measures what that wins and costs.)
 #
 # A heading never ends a chunk: it is glued to the piece after it. Then the
 # pieces are packed greedily, as in rag5, and each chunk's count read from the index.
@@ -838,38 +837,7 @@ def section_chunks(text, section, max_tokens, overlap, index, regions):
 
 
 # %% [markdown]
-# ## 7. The option for tables too big to keep whole
-#
-# An oversize table can be split at row boundaries instead, if a chunk's
-# budget matters more than keeping the table in one piece. Each part then
-# repeats the table's header row in its `header`: embedded with the rows, so
-# that "5" still reads as the default of `max_idle_conns`, yet not part of the
-# text, which stays an exact slice of the page.
-
-
-# %%
-def split_table_rows(text, start, end, max_tokens):
-    """Chunks of the table text[start:end] at row boundaries, each repeating the header rows."""
-    lines = split_lines(text[start:end])
-    header = "".join(text[start + line.start : start + line.end] for line in lines[:2]).rstrip("\r\n")
-    rows = [(start + line.start, start + line.end) for line in lines[2:]]
-    room = max_tokens - count_tokens(header) - 1  # one token for the line break before the rows
-    if room <= 0:
-        raise ValueError(f"the table's header alone needs {count_tokens(header)} tokens; raise max_tokens")
-    parts = [(start, lines[1].end + start)]  # the header rows themselves
-    for row_start, row_end in rows:
-        if parts[-1][0] != start and count_tokens(text[parts[-1][0] : row_end]) <= room:
-            parts[-1] = (parts[-1][0], row_end)
-        else:
-            parts.append((row_start, row_end))
-    chunks = [make_chunk(text, parts[0][0], parts[1][1] if len(parts) > 1 else parts[0][1], kind="table")]
-    for part_start, part_end in parts[2:]:
-        chunks.append(make_chunk(text, part_start, part_end, kind="table", header=header))
-    return chunks
-
-
-# %% [markdown]
-# ## 8. Try it on a real page
+# ## 7. Try it on a real page
 #
 # Structure first changes the sizes of chunks: a short section makes a short
 # chunk, and a table or code block too big for the budget stays whole, past
@@ -961,19 +929,6 @@ def step_sections(page, chunks):
     view_chunks(page, chunks, first=1, limit=3)
 
 
-def step_table_option(page, chunks):
-    """Split the oversize table at rows instead, repeating its header."""
-    big = next((c for c in chunks if c.oversize and c.kind == "table"), None)
-    if big is None:
-        return
-    start = big.start + big.text.index("|")
-    parts = split_table_rows(page, start, big.end, MAX_TOKENS)
-    print(f"\n6. The oversize table [{big.start}, {big.end}) has {big.n_tokens} tokens. Split at rows:")
-    for part in parts:
-        header = "header repeated" if part.header else "has the header"
-        print(f"     [{part.start}, {part.end}) {count_tokens(part.embedding_text):>4} tokens, {header}")
-
-
 def rank_of_answer(chunks, answer_start, answer_end):
     """Rank (1 = best) of the first chunk holding the whole answer, or 'none holds it'."""
     vectors = embed([chunk.embedding_text for chunk in chunks])
@@ -995,9 +950,8 @@ def main():
     chunks = step_compare(page, regions)
     step_sizes()
     step_sections(page, chunks)
-    step_table_option(page, chunks)
 
-    print(f"\n7. Retrieval: {QUESTION!r}")
+    print(f"\n6. Retrieval: {QUESTION!r}")
     for name, chunker in (("markdown", markdown_chunks), ("recursive", rag5.recursive_chunks)):
         ranked = rank_of_answer(chunker(page, MAX_TOKENS, OVERLAP), answer_start, answer_end)
         print(f"   {name:<10} rank of the first chunk holding the whole answer: {ranked}")

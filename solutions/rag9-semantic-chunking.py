@@ -31,7 +31,6 @@ from academy_llm import (
     check_text_and_window,
     corpus_pages,
     corpus_questions,
-    count_tokens,
     embed,
     load_lab,
     make_chunk,
