@@ -160,11 +160,6 @@ def token_positions(text: str) -> tuple[np.ndarray, np.ndarray]:
     return starts, numbers
 
 
-def token_start_array(text: str) -> np.ndarray:
-    """token_starts(text) as a numpy array."""
-    return token_positions(text)[0]
-
-
 def token_starts(text: str) -> list[int]:
     """Character offsets at which a token of `text` starts, in order.
 
@@ -174,7 +169,7 @@ def token_starts(text: str) -> list[int]:
     is merged with the one before it. Every offset returned is a valid cut.
     The first offset is 0 for any non-empty text; `len(text)` is not included.
     """
-    return token_start_array(text).tolist()
+    return token_positions(text)[0].tolist()
 
 
 def is_clean_cut(text: str, position: int) -> bool:
