@@ -193,14 +193,21 @@ def pack(spans, sizes, max_tokens):
 
 
 # %%
+def next_clean_cut(text, position, limit):
+    """The first clean cut at or after `position` (a word's space, a line's start), or `limit`."""
+    while position < limit and not is_clean_cut(text, position):
+        position += 1
+    return position
+
+
 def add_overlap(text, chunks, overlap, index):
     """Move each chunk's start back by up to `overlap` tokens, to a word start."""
     # TODO(rag5): For each chunk after the first: find the token start `overlap` tokens before the
     #   chunk's start (index.starts.searchsorted(start) finds the chunk's first token),
     #   not before the previous chunk's start.
-    #   Move forward from there to the first clean cut (is_clean_cut(text, position): the
-    #   space before a word, or the start of a line), or to the chunk's own start, and begin there.
-    raise NotImplementedError("TODO(rag5) add_overlap(): For each chunk after the first: find the token start `overlap` tokens before the chunk's start (index.starts.searchsorted(start) finds the chunk's first token), not before the previous chunk's start. Move forward from there to the first clean cut (is_clean_cut(text, position): the space before a word, or the start of a line), or to the chunk's own start, and begin there.")
+    #   Move forward from there to the first clean cut, the space before a word or the start
+    #   of a line (next_clean_cut(text, reach, chunk's start)), and begin the chunk there.
+    raise NotImplementedError("TODO(rag5) add_overlap(): For each chunk after the first: find the token start `overlap` tokens before the chunk's start (index.starts.searchsorted(start) finds the chunk's first token), not before the previous chunk's start. Move forward from there to the first clean cut, the space before a word or the start of a line (next_clean_cut(text, reach, chunk's start)), and begin the chunk there.")
 
 
 # %% [markdown]
@@ -259,9 +266,7 @@ def fit_over_budget(text, start, packed_start, end, max_tokens, index):
     mend() re-packs it word by word with exact counts.
     """
     while start < packed_start:
-        start += 1
-        while start < packed_start and not is_clean_cut(text, start):
-            start += 1
+        start = next_clean_cut(text, start + 1, packed_start)
         n_tokens = index.count(start, end)
         if n_tokens <= max_tokens:
             return [make_chunk(text, start, end, n_tokens, kind="recursive")]
