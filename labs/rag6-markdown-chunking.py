@@ -431,6 +431,10 @@ def scan_blocks(lines, depth=0):
             blocks.append(Block("indented_code", i, j))
             i = j
             continue
+        if first_character(text).isalpha():  # no other block starts with a letter
+            blocks.append(table_or_paragraph(lines, i))
+            i = blocks[-1].last
+            continue
         fence = fence_opening(text)
         if fence:
             j = i + 1
@@ -464,21 +468,23 @@ def scan_blocks(lines, depth=0):
             blocks.append(Block("html", i, html_end))
             i = html_end
             continue
-        if is_table_start(lines, i):
-            j = i + 2
-            while j < len(lines) and not ends_table(lines, j):
-                j += 1
-            blocks.append(Block("table", i, j))
-            i = j
-            continue
-        end, level = paragraph_end(lines, i)
-        if level:
-            title = " ".join(line.text.strip() for line in lines[i : end - 1])
-            blocks.append(Block("heading", i, end, level=level, title=title))
-        else:
-            blocks.append(Block("paragraph", i, end))
-        i = end
+        blocks.append(table_or_paragraph(lines, i))
+        i = blocks[-1].last
     return blocks
+
+
+def table_or_paragraph(lines, i):
+    """The table, paragraph or setext heading starting at lines[i]: what is left when no other block starts."""
+    if is_table_start(lines, i):
+        j = i + 2
+        while j < len(lines) and not ends_table(lines, j):
+            j += 1
+        return Block("table", i, j)
+    end, level = paragraph_end(lines, i)
+    if level:
+        title = " ".join(line.text.strip() for line in lines[i : end - 1])
+        return Block("heading", i, end, level=level, title=title)
+    return Block("paragraph", i, end)
 
 
 def paragraph_end(lines, i):
