@@ -1,27 +1,46 @@
-"""Grading for Chunking Labs: which folder to grade, and a score per lab.
+"""Grading for Chunking Labs: which folder to grade, where its code runs, and the points.
 
-    pytest                                  # grade solutions/ and run the project's checks
-    pytest tests/grading --lab-dir labs     # grade a student's folder
-    pytest tests/grading --lab-dir DIR --grade-json scores.json
+    pytest                                  # grade the reference and run the project's checks
+    pytest tests/grading --lab-dir DIR      # grade a student's folder
+    pytest tests/grading --lab-dir DIR --grade-json report.json --student alice
 
-A grading test carries `@pytest.mark.grade("rag4", points=1)` (usually set for
-a whole file with `pytestmark`). Its points count when its set-up, call and
-tear-down all pass. Each grading test runs in a process of its own with a time
-limit (isolation.py), so a student's code costs only the tests it touches.
-After the run a table gives the points per lab, and --grade-json writes the
-same numbers for a course platform, with a one-line reason for each failure.
+A grading test says which lab and which student-written function it judges:
+`pytestmark = pytest.mark.grade("rag4")` for its file and
+`@pytest.mark.grades("token_windows")` for the test. It gets the lab from a
+fixture (`open_lab("rag4")`), an object whose functions run in a worker
+process behind an audit-hook wall (remote.py, worker.py); the test itself,
+and every check it makes, runs here, out of the student's reach.
+
+Points come from one table (points.py): a function's points are shared by its
+tests, and a parametrized test's share by its cases. Each test's time limit
+follows the reference's own time for it (tests/grading/reference_times.json)
+with a floor. After the run a table gives the points per lab; --grade-json
+writes them, each failure with a one-line reason, for a gradebook.
 """
 
+import datetime
 import json
 import os
+import re
+import subprocess
+from collections import defaultdict
 from pathlib import Path
 
-import isolation
 import pytest
+import remote
 from hypothesis import HealthCheck, Phase, settings
+from points import POINTS
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_LABS = ROOT / "solutions"
+STUDENT_LABS = ROOT / "labs"
+REFERENCE_TIMES = Path(__file__).resolve().parent / "grading" / "reference_times.json"
+# What a lab may not read while it is graded: the reference, the judge, the tools, the history.
+FORBIDDEN = [ROOT / "solutions", ROOT / "notebooks" / "solutions", ROOT / "tests", ROOT / "tools",
+             ROOT / "benchmarks", ROOT / ".git"]
+TIME_FLOOR = 10.0  # seconds: the least time limit of a grading test
+TIME_FACTOR = 10.0  # a test may take this many times what the reference took
+OUTER_GUARD = 120.0  # seconds beyond a test's limit before pytest-timeout stops the grader's own side
 
 # Hypothesis: the default "fast" profile runs the same examples every time
 # (fair to every student, quick for CI) and skips the "explain" phase, which
@@ -48,20 +67,110 @@ def pytest_addoption(parser):
     group = parser.getgroup("grading")
     group.addoption(
         "--lab-dir",
-        default=str(REFERENCE_LABS),
-        help="folder whose rag*-*.py lab files are graded (default: solutions/)",
+        default=str(REFERENCE_LABS if REFERENCE_LABS.is_dir() else STUDENT_LABS),
+        help="folder whose lab files (rag4-chunking.py, or .ipynb) are graded "
+             "(default: solutions/, or labs/ where there is no solutions/)",
     )
     group.addoption("--grade-json", default=None, help="also write the scores as JSON to this file")
+    group.addoption("--student", default=None, help="the student's id in the report (default: the folder's name)")
+    group.addoption("--time-floor", type=float, default=TIME_FLOOR,
+                    help=f"the least time limit of a grading test, in seconds ({TIME_FLOOR:g})")
+    group.addoption("--record-times", default=None,
+                    help="write each grading test's time to this file (run it on the reference)")
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "grade(lab, points=1): a grading test of `lab`")
+    config.addinivalue_line("markers", "grade(lab): a grading test of `lab`")
+    config.addinivalue_line("markers", "grades(function): the student-written function a grading test judges")
     config.addinivalue_line("markers", "slow: a big input, run only with `pytest -m slow`")
-    # A lab that builds on an earlier one imports it through load_lab(); while
-    # grading, the earlier lab is the reference, so each lab is graded on its own.
-    os.environ["ACADEMY_EARLIER_LABS"] = str(REFERENCE_LABS)
-    config.pluginmanager.register(isolation, "grading-isolation")
-    config.pluginmanager.register(GradeBook(), "grade-book")
+    config.pluginmanager.register(GradeBook(config), "grade-book")
+
+
+def pytest_unconfigure(config):
+    remote.stop_all()
+
+
+# ---- the labs being graded --------------------------------------------------------
+
+
+def course_lab_files() -> dict:
+    """{"rag4": "rag4-chunking.py", ...}: every lab's exact file name, as labs/ has it."""
+    return {path.name.split("-")[0]: path.name for path in sorted(STUDENT_LABS.glob("rag*-*.py"))}
+
+
+def find_lab_file(lab: str, folder: Path) -> tuple:
+    """(the file to grade for `lab` in `folder` or None, warnings about the others, or why none).
+
+    The exact name comes first (rag4-chunking.py, then rag4-chunking.ipynb), so
+    a stray "rag4-chunking (1).py" beside it is ignored with a warning. Without
+    it, one other rag4-*.py (or .ipynb) is taken, also with a warning.
+    """
+    exact = course_lab_files().get(lab, f"{lab}.py")
+    candidates = sorted(set(folder.glob(f"{lab}-*.py")) | set(folder.glob(f"{lab}-*.ipynb")))
+    for name in (exact, exact[:-3] + ".ipynb"):
+        if (folder / name).is_file():
+            others = [path.name for path in candidates if path.name != name]
+            warnings = [f"ignored {other!r}: only {name} is graded" for other in others]
+            return folder / name, warnings, ""
+    if len(candidates) == 1:
+        return candidates[0], [f"graded {candidates[0].name}; name it {exact}"], ""
+    if candidates:
+        names = ", ".join(path.name for path in candidates)
+        return None, [], f"several {lab} files in {folder} ({names}) and none named {exact}; keep one"
+    return None, [], f"no {lab} lab file in {folder}: expected {exact}"
+
+
+class MissingLab:
+    """A lab with no file to grade: every function call fails with the reason."""
+
+    def __init__(self, reason: str):
+        self.reason, self.last_call, self.refusals = reason, "", []
+
+    def __getattr__(self, function: str):
+        if function.startswith("_"):
+            raise AttributeError(function)
+
+        def call(*args, **kwargs):
+            raise remote.LabUnavailable(self.reason)
+
+        return call
+
+
+class LabFolder:
+    """The folder being graded: each lab's file, its warnings, and the lab objects tests call."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.found = {lab: find_lab_file(lab, folder) for lab in course_lab_files()}
+        self.labs = {}
+
+    def files(self) -> dict:
+        return {lab: found[0] for lab, found in self.found.items() if found[0] is not None}
+
+    def given(self, lab: str) -> dict:
+        """The reference labs before `lab`, where the course has them; else none (the student's own)."""
+        if not REFERENCE_LABS.is_dir() or os.environ.get("ACADEMY_GRADE_WITH_OWN_LABS"):
+            return {}
+        earlier = [name for name in course_lab_files() if lab_number(name) < lab_number(lab)]
+        return {name: REFERENCE_LABS / course_lab_files()[name] for name in earlier}
+
+    def forbidden(self) -> list:
+        extra = [Path(p) for p in os.environ.get("ACADEMY_GRADING_FORBID", "").split(os.pathsep) if p]
+        return FORBIDDEN + extra
+
+    def open(self, lab: str):
+        if lab not in self.labs:
+            path, _, reason = self.found.get(lab, (None, [], f"there is no lab {lab} in this course"))
+            if path is None:
+                self.labs[lab] = MissingLab(reason)
+            else:
+                self.labs[lab] = remote.RemoteLab(lab, path, self.files(), self.given(lab),
+                                                  self.forbidden())
+        return self.labs[lab]
+
+
+def lab_number(lab: str) -> int:
+    return int(re.sub(r"\D", "", lab) or 0)
 
 
 @pytest.fixture(scope="session")
@@ -70,77 +179,123 @@ def lab_dir(request) -> Path:
     return Path(request.config.getoption("--lab-dir")).resolve()
 
 
+@pytest.fixture(scope="session")
+def open_lab(request):
+    """open_lab("rag4"): the lab under grading, its functions run in a worker."""
+    return request.config.pluginmanager.getplugin("grade-book").lab_folder.open
+
+
 # ---- why a grading test failed, in one line ----------------------------------
 
 
-def one_line(text: str, limit: int = 200) -> str:
+def one_line(text: str, limit: int = 300) -> str:
     """The first meaningful line of an error, cut to `limit` characters."""
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
     first = lines[0] if lines else ""
-    return first if len(first) <= limit else first[: limit - 3] + "..."
+    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-def failure_reason(error: BaseException) -> str:
-    """One line on why a test failed: the error's type and the first line of its message."""
-    if isinstance(error, SystemExit):
-        return f"the lab called sys.exit({error.code!r}); a lab's functions return, they never exit"
+def failure_reason(error: BaseException, last_call: str) -> str:
+    """One line: the call, and what was wrong with what came back (or how the call ended)."""
     group = getattr(error, "exceptions", None)
     if group:  # an exception group: hypothesis found several distinct failures
-        return one_line(f"{len(group)} distinct failures, the first: {failure_reason(group[0])}")
+        return one_line(f"{len(group)} distinct failures, the first: {failure_reason(group[0], last_call)}")
+    if isinstance(error, remote.LabProblem):
+        return one_line(str(error))
     message = one_line(str(error))
-    return one_line(f"{type(error).__name__}: {message}" if message else type(error).__name__)
+    if getattr(error, "lab_call", None):  # the lab's own exception, raised in the worker
+        where = f" (at {error.lab_where})" if error.lab_where else ""
+        if " at TODO(" in message:
+            return one_line(f"{error.lab_call}: {message}")
+        return one_line(f"{error.lab_call} raised {error.lab_type}: {message}{where}")
+    problem = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    if isinstance(error, AssertionError):
+        problem = message or "an assertion failed"
+    return one_line(f"{last_call}: {problem}" if last_call else problem)
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):
-    """Give a grading test's report its one-line reason; fail it if the lab changed academy_llm.
-
-    This runs where the test runs (in its child process), so the reason
-    travels back with the report. A change to academy_llm fails the set-up or
-    call in which it is first seen (the tear-down would only see it again), so
-    a grading test must never patch academy_llm itself.
-    """
-    report = yield
-    if item.get_closest_marker("grade") is None:
-        return report
-    changed = isolation.changed_helper_names() if call.when in ("setup", "call") else []
-    if changed:
-        report.outcome = "failed"
-        report.longrepr = (
-            f"the lab changed academy_llm ({', '.join(changed)}), which every lab shares "
-            f"and the grading tests rely on; a lab must leave it as it is"
-        )
-        report.grade_message = one_line(report.longrepr)
-        isolation.restore_helper(changed)
-    elif report.failed:
-        report.grade_message = failure_reason(call.excinfo.value) if call.excinfo else one_line(report.longrepr)
-    elif report.skipped:
-        report.grade_message = one_line(report.longrepr[-1] if isinstance(report.longrepr, tuple) else "")
-    isolation.trim_captured_output(report)
-    return report
-
-
-# ---- points per lab ----------------------------------------------------------
+# ---- points, time limits and reports ---------------------------------------------
 
 
 class GradeBook:
-    """The outcome of every grading test, read from its reports, and the points they add up to."""
+    """Each grading test's share of the points, its time limit, its outcome and its reason."""
 
-    def __init__(self):
-        self.entries = {}  # nodeid -> {"lab", "points", "name", "outcome", "message"}
+    def __init__(self, config):
+        self.config = config
+        self.folder = Path(config.getoption("--lab-dir")).resolve()
+        self.lab_folder = LabFolder(self.folder)
+        self.entries = {}  # nodeid -> {"lab", "function", "points", "name", "outcome", "message"}
+        self.times = defaultdict(float)  # test (lab::name) -> the longest of its cases, in seconds
+        self.reference_times = (json.loads(REFERENCE_TIMES.read_text()) if REFERENCE_TIMES.is_file()
+                                else {})
 
-    def pytest_collection_finish(self, session):
-        """Enter every grading test as not run, so that even an interrupted run lists them all."""
-        for item in session.items:
-            marker = item.get_closest_marker("grade")
-            if marker is not None:
-                self.entries[item.nodeid] = {
-                    "lab": marker.args[0],
-                    "points": marker.kwargs.get("points", 1),
-                    "name": item.name,
-                    "outcome": "not run",
-                    "message": "the test did not run",
-                }
+    # -- collection: shares and limits
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        graded = [item for item in items if item.get_closest_marker("grade")]
+        problems = [item.nodeid for item in graded if not grading_target(item)[1]]
+        if problems:
+            raise pytest.UsageError(f"grading tests without @pytest.mark.grades(function): {problems}")
+        tests = defaultdict(lambda: defaultdict(list))  # (lab, function) -> test -> [items]
+        for item in graded:
+            lab, function = grading_target(item)
+            tests[(lab, function)][test_name(item)].append(item)
+        for (lab, function), by_test in tests.items():
+            points = POINTS.get(lab, {}).get(function)
+            if points is None:
+                raise pytest.UsageError(f"{lab}.{function} has no points in tests/points.py")
+            for cases in by_test.values():
+                for item in cases:
+                    self.enter(item, lab, function, points / len(by_test) / len(cases))
+        for item in graded:
+            item.add_marker(pytest.mark.timeout(self.limit(item) + OUTER_GUARD))
+
+    def enter(self, item, lab: str, function: str, points: float) -> None:
+        """Enter `item` as not run, so that even an interrupted run lists every test."""
+        self.entries[item.nodeid] = {"lab": lab, "function": function, "points": points,
+                                     "name": item.name, "outcome": "not run",
+                                     "message": "the test did not run"}
+
+    def limit(self, item) -> float:
+        """The test's time limit: TIME_FACTOR times the reference's time, at least the floor."""
+        reference = self.reference_times.get(f"{grading_target(item)[0]}::{test_name(item)}", 0.0)
+        if getattr(item.obj, "is_hypothesis_test", False):  # the deep profile runs more examples
+            reference *= max(1.0, settings.default.max_examples / 60)
+        return max(self.config.getoption("--time-floor"), TIME_FACTOR * reference)
+
+    # -- running: the clock, the reasons, the outcomes
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item):
+        if item.nodeid not in self.entries:
+            return (yield)
+        for lab in self.lab_folder.labs.values():
+            lab.last_call = ""
+        remote.Clock.start(self.limit(item))
+        try:
+            return (yield)
+        finally:
+            remote.Clock.stop()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = yield
+        entry = self.entries.get(item.nodeid)
+        if entry is None:
+            return report
+        if report.when == "call":
+            name = f"{entry['lab']}::{test_name(item)}"
+            self.times[name] = max(self.times[name], report.duration - remote.Clock.excused)
+        if report.failed:
+            lab = self.lab_folder.labs.get(entry["lab"])
+            last_call = lab.last_call if lab is not None else ""
+            if call.excinfo is not None:
+                report.grade_message = failure_reason(call.excinfo.value, last_call)
+            else:
+                report.grade_message = one_line(report.longrepr)
+        elif report.skipped:
+            report.grade_message = one_line(report.longrepr[-1] if isinstance(report.longrepr, tuple) else "")
+        return report
 
     def pytest_runtest_logreport(self, report):
         """The first phase that fails or skips decides the outcome; a passing call makes it passed."""
@@ -157,35 +312,82 @@ class GradeBook:
             entry["outcome"] = "passed"
             entry["message"] = ""
 
+    # -- the end: the table, the JSON, the times
+
     def pytest_terminal_summary(self, terminalreporter, config):
         if not self.entries:
             return
-        summary = grade_summary(self.entries)
+        report = self.report()
         write = terminalreporter.write_line
         terminalreporter.section("grades")
-        write(f"lab folder: {config.getoption('--lab-dir')}")
-        for name, lab in summary["labs"].items():
-            write(f"  {name:<8} {lab['earned']:>4} / {lab['possible']:<4}")
-        write(f"  {'total':<8} {summary['earned']:>4} / {summary['possible']:<4}")
+        write(f"lab folder: {report['lab_dir']}")
+        for name, lab in report["labs"].items():
+            write(f"  {name:<8} {lab['earned']:>6.2f} / {lab['possible']:<4g}"
+                  + (f"  ({'; '.join(lab['warnings'] + lab['flags'])})" if lab["warnings"] or lab["flags"] else ""))
+        write(f"  {'total':<8} {report['earned']:>6.2f} / {report['possible']:<4g}")
         path = config.getoption("--grade-json")
         if path:
-            Path(path).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+            Path(path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
             write(f"scores written to {path}")
+        record = config.getoption("--record-times")
+        if record:
+            times = {name: round(seconds, 3) for name, seconds in sorted(self.times.items())}
+            Path(record).write_text(json.dumps(times, indent=1) + "\n", encoding="utf-8")
+            write(f"test times written to {record}")
+
+    def report(self) -> dict:
+        """The whole grade, shaped for --grade-json (the README's instructors' page documents it)."""
+        labs = {}
+        for entry in self.entries.values():
+            lab = labs.setdefault(entry["lab"], new_lab_report(entry["lab"], self.lab_folder))
+            function = lab["functions"].setdefault(entry["function"], {"earned": 0.0, "possible": 0.0})
+            earned = entry["points"] if entry["outcome"] == "passed" else 0.0
+            for total in (lab, function):
+                total["earned"] += earned
+                total["possible"] += entry["points"]
+            lab["tests"].append({"name": entry["name"], "function": entry["function"],
+                                 "points": round(entry["points"], 4), "outcome": entry["outcome"],
+                                 "message": entry["message"]})
+        for lab in labs.values():
+            for total in [lab, *lab["functions"].values()]:
+                total["earned"], total["possible"] = round(total["earned"], 2), round(total["possible"], 2)
+        return {
+            "student": self.config.getoption("--student") or self.folder.name,
+            "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "course_commit": course_commit(),
+            "lab_dir": str(self.folder),
+            "earned": round(sum(lab["earned"] for lab in labs.values()), 2),
+            "possible": round(sum(lab["possible"] for lab in labs.values()), 2),
+            "labs": dict(sorted(labs.items(), key=lambda item: lab_number(item[0]))),
+        }
 
 
-def grade_summary(entries: dict) -> dict:
-    """Points per lab and in total, shaped for --grade-json."""
-    labs = {}
-    for entry in entries.values():
-        lab = labs.setdefault(entry["lab"], {"earned": 0, "possible": 0, "tests": []})
-        lab["possible"] += entry["points"]
-        if entry["outcome"] == "passed":
-            lab["earned"] += entry["points"]
-        lab["tests"].append(
-            {"name": entry["name"], "outcome": entry["outcome"], "message": entry["message"]}
-        )
-    return {
-        "earned": sum(lab["earned"] for lab in labs.values()),
-        "possible": sum(lab["possible"] for lab in labs.values()),
-        "labs": dict(sorted(labs.items())),
-    }
+def new_lab_report(lab: str, folder: LabFolder) -> dict:
+    path, warnings, reason = folder.found.get(lab, (None, [], ""))
+    opened = folder.labs.get(lab)
+    flags = [f"refused: {what}" for what in getattr(opened, "refusals", [])]
+    return {"earned": 0.0, "possible": 0.0, "file": path.name if path else None,
+            "warnings": warnings + ([reason] if reason else []), "flags": flags,
+            "functions": {}, "tests": []}
+
+
+def grading_target(item) -> tuple:
+    """(lab, function) a grading test judges, from its markers."""
+    lab = item.get_closest_marker("grade").args[0]
+    marker = item.get_closest_marker("grades")
+    return lab, (marker.args[0] if marker else None)
+
+
+def test_name(item) -> str:
+    """The test's name without its parameters: its cases share its points."""
+    return getattr(item, "originalname", None) or item.name
+
+
+def course_commit() -> str | None:
+    """The course's git commit, so a report says which version of the tests graded it."""
+    try:
+        result = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"],
+                                capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() or None if result.returncode == 0 else None

@@ -4,7 +4,6 @@ Every connection a lab tries is refused, as in a classroom without network:
 so a lab that quietly downloads something fails here rather than there.
 """
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,12 +20,6 @@ RUN_SCRIPT = REFUSE_NETWORK + (
     "sys.argv = [sys.argv[1]]\n"
     "runpy.run_path(sys.argv[0], run_name='__main__')\n"
 )
-
-
-def student_environment() -> dict:
-    """The environment without the grader's $ACADEMY_EARLIER_LABS: each lab imports the
-    earlier labs beside it, as on a student's machine."""
-    return {name: value for name, value in os.environ.items() if name != "ACADEMY_EARLIER_LABS"}
 
 
 def run_offline(path: Path, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -1,10 +1,13 @@
-"""The grader itself: honest on stubs, complete on the reference, unshaken by faulty labs."""
+"""The grader itself: honest on stubs, complete on the reference, unshaken by faulty or cheating labs."""
 
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 GRADING = ("tests/grading",)
+TIME_FLOOR = 5  # seconds: the least time limit in the planted runs (the reference needs well under one)
 
 pytestmark = pytest.mark.timeout(600)  # each test here grades whole folders in fresh pytest runs
 
@@ -22,6 +26,7 @@ class Grading:
     def __init__(self, lab_dir: Path, folder: Path, tests=GRADING, options=()):
         self.report = folder / f"{lab_dir.name}.json"
         self.output = folder / f"{lab_dir.name}.out"
+        self.started = time.monotonic()
         with open(self.output, "w") as output:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests,
@@ -32,6 +37,7 @@ class Grading:
     def result(self) -> tuple[str, dict]:
         """(what the run printed, its JSON report), once it has finished."""
         status = self.process.wait(timeout=600)
+        self.seconds = time.monotonic() - self.started
         output = self.output.read_text()
         assert status in (0, 1), f"the run was cut short (exit status {status}):\n{output[-3000:]}"
         return output, json.loads(self.report.read_text())
@@ -39,15 +45,18 @@ class Grading:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """The reference, the stubs and a folder of planted faults, graded side by side."""
-    planted = tmp_path_factory.mktemp("planted")
+    """The reference, the stubs, a folder of planted faults and one of cheats, graded side by side."""
+    planted, cheats = tmp_path_factory.mktemp("planted"), tmp_path_factory.mktemp("cheats")
     plant(planted)
+    write_cheats(cheats)
     out = tmp_path_factory.mktemp("grades")
+    floor = ("--time-floor", str(TIME_FLOOR))
     started = {
         "solutions": Grading(ROOT / "solutions", out),
         "labs": Grading(ROOT / "labs", out),
         "planted": Grading(planted, out, [f"tests/grading/test_{lab}.py" for lab in PLANTED_LABS],
-                           options=("--timeout", str(TIME_LIMIT))),
+                           options=floor),
+        "cheats": Grading(cheats, out, [f"tests/grading/test_{lab}.py" for lab in CHEATS], options=floor),
     }
     return {name: grading.result() for name, grading in started.items()}
 
@@ -59,7 +68,7 @@ def reports(runs):
 
 def test_reference_solutions_earn_every_point(reports):
     solutions, _ = reports
-    assert solutions["possible"] > 0
+    assert solutions["possible"] == 60
     assert solutions["earned"] == solutions["possible"], [
         t for lab in solutions["labs"].values() for t in lab["tests"] if t["outcome"] != "passed"
     ]
@@ -73,7 +82,23 @@ def test_every_grading_test_fails_on_the_student_stubs(reports):
         passing = [t["name"] for t in lab["tests"] if t["outcome"] == "passed"]
         assert not passing, f"{name}: these grading tests pass on the stubs: {passing}"
         assert lab["earned"] == 0 and lab["possible"] == solutions["labs"][name]["possible"]
-        assert all("TODO(" in t["message"] for t in lab["tests"]), "a stub failure should name its TODO"
+        assert all(f"TODO({name})" in t["message"] for t in lab["tests"]), "a stub failure should name its TODO"
+
+
+def test_every_lab_is_worth_the_same_and_its_functions_share_it(reports):
+    solutions, _ = reports
+    for name, lab in solutions["labs"].items():
+        assert lab["possible"] == 10, name
+        assert sum(f["possible"] for f in lab["functions"].values()) == pytest.approx(10), name
+        for function, total in lab["functions"].items():
+            shares = [t["points"] for t in lab["tests"] if t["function"] == function]
+            assert sum(shares) == pytest.approx(total["possible"], abs=0.01), (name, function)
+
+
+def test_a_report_says_who_when_and_which_course(reports):
+    solutions, _ = reports
+    assert solutions["student"] == "solutions" and solutions["graded_at"].startswith("20")
+    assert solutions["course_commit"] is None or re.fullmatch(r"[0-9a-f]{40}", solutions["course_commit"])
 
 
 # ---- a folder of planted faults ------------------------------------------------
@@ -83,8 +108,7 @@ def test_every_grading_test_fails_on_the_student_stubs(reports):
 # rag6 is left out of the folder altogether, and rag7, which builds on rag6 and
 # rag5, must still earn its points on every test no fault touches.
 
-PLANTED_LABS = ("rag4", "rag5", "rag6", "rag7")
-TIME_LIMIT = 4  # seconds per test in the planted run; the reference needs well under one
+PLANTED_LABS = ("rag4", "rag5", "rag6", "rag7", "rag8")
 
 
 @dataclass
@@ -101,34 +125,37 @@ FAULTS = [
     Fault("rag4", "word_windows prints a megabyte on every call",
           old="    check_text_and_window(text, size, overlap)\n",
           new="    check_text_and_window(text, size, overlap)\n    print('x' * 1_000_000)\n"),
-    Fault("rag4", "word_windows loops forever on one input, swallowing every exception",
-          old="    words = [(match.start(), match.end())",
-          new=("    while text.endswith('seven'):\n        try:\n            import time; time.sleep(0.01)\n"
-               "        except BaseException:\n            pass\n    words = [(match.start(), match.end())"),
-          costs=r"test_word_windows_small_example$", reason=rf"^timed out after {TIME_LIMIT} s during call"),
-    Fault("rag4", "word_windows rebinds academy_llm.count_tokens on one input",
+    Fault("rag4", "word_windows rebinds academy_llm.count_tokens: the judge measures with its own",
           old="    chunks = []\n    for first in range(0, len(words), size - overlap):",
-          new=("    if text == 'chunk chunk chunk chunk chunk':\n        import academy_llm; academy_llm.count_tokens = len\n"
-               "    chunks = []\n    for first in range(0, len(words), size - overlap):"),
-          costs=r"test_word_windows_repeated_words", reason=r"^the lab changed academy_llm \(count_tokens\)"),
-    Fault("rag4", "token_windows is missing entirely",
-          old="def token_windows(", new="def renamed_token_windows(",
-          costs=r"test_token_windows_", reason=r"has no attribute 'token_windows'"),
+          new=("    import academy_llm; academy_llm.count_tokens = len\n"
+               "    chunks = []\n    for first in range(0, len(words), size - overlap):")),
+    Fault("rag4", "token_windows never returns, and swallows every exception",
+          old='    check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")\n',
+          new=('    check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")\n'
+               "    while True:\n        try:\n            pass\n        except BaseException:\n"
+               "            pass\n"),
+          costs=r"test_token_windows_",
+          reason=r"^token_windows\(.*(timed out after \d+ s \(an endless loop\?\)$|not run: it timed out)"),
     Fault("rag5", "the lab loops forever when imported: one time limit, then the rest of its tests at once",
           old='rag4 = load_lab("rag4")', new='rag4 = load_lab("rag4")\nwhile True:\n    pass',
-          costs=r".", reason=rf"^(timed out after {TIME_LIMIT} s during setup|not run: the set-up timed out)"),
+          costs=r".", reason=r"^importing rag5 timed out after \d+ s"),
     Fault("rag7", "header_chunks raises on one input",
           old="    if metadata is None:\n",
           new="    if title == 'Docs':\n        raise RuntimeError('planted')\n    if metadata is None:\n",
-          costs=r"test_explicit_metadata_replaces", reason=r"^RuntimeError: planted$"),
+          costs=r"test_explicit_metadata_replaces",
+          reason=r"^header_chunks\('---.*', 'Docs', 64, metadata=.*\) raised RuntimeError: planted"),
     Fault("rag7", "header_chunks calls sys.exit on one input",
           old="    if metadata is None:\n",
           new="    if max_tokens == 20:\n        import sys; sys.exit(3)\n    if metadata is None:\n",
-          costs=r"test_a_header_longer_than_the_budget", reason=r"^the lab called sys\.exit\(3\)"),
+          costs=r"test_a_header_longer_than_the_budget", reason=r"the lab called sys\.exit\(3\)"),
     Fault("rag7", "header_chunks calls os._exit on one input",
           old="    if metadata is None:\n",
           new="    if 'rather long' in text:\n        import os; os._exit(7)\n    if metadata is None:\n",
           costs=r"test_the_header_counts_against", reason=r"exit status 7 .*os\._exit"),
+    Fault("rag8", "precision_and_iou is missing",
+          old="def precision_and_iou(", new="def renamed_precision_and_iou(",
+          costs=r"test_(precision|overlapping|nothing|property)",
+          reason=r"the lab has no function precision_and_iou\(\)"),
 ]
 MISSING_LAB = "rag6"
 
@@ -144,12 +171,13 @@ def plant(folder: Path) -> None:
         text = path.read_text(encoding="utf-8")
         assert text.count(fault.old) == 1, f"{fault.what}: the edit no longer fits {path.name}"
         path.write_text(text.replace(fault.old, fault.new), encoding="utf-8")
+    (folder / "rag4-chunking (1).py").write_text("raise SystemExit('a stray copy is never read')\n")
 
 
 def expected_failures(lab: str) -> list[tuple[str, str]]:
     """(test-name pattern, reason pattern) of the faults planted in `lab`."""
     if lab == MISSING_LAB:
-        return [(r".", rf"^FileNotFoundError: expected one {lab}-\*\.py.* in .*, found none$")]
+        return [(r".", rf"^no {lab} lab file in .*: expected {lab}-markdown-chunking\.py$")]
     return [(fault.costs, fault.reason) for fault in FAULTS if fault.lab == lab and fault.costs]
 
 
@@ -166,27 +194,153 @@ def test_planted_faults_cost_only_the_tests_they_touch(runs):
             if not matching:
                 assert test["outcome"] == "passed", f"{lab}: {test['name']} should pass: {test['message']}"
                 continue
-            assert test["outcome"] in ("failed", "error"), f"{lab}: {test['name']} should fail"
+            assert test["outcome"] == "failed", f"{lab}: {test['name']} should fail: {test['outcome']}"
             assert any(re.search(reason, test["message"]) for reason in matching), test["message"]
         for costs, _ in faults:  # every fault costs at least one test
             assert any(re.match(costs, t["name"]) for t in tests), f"{lab}: no test named like {costs}"
 
 
+def test_a_stray_copy_is_ignored_with_a_warning(runs):
+    _, scores = runs["planted"]
+    assert scores["labs"]["rag4"]["file"] == "rag4-chunking.py"
+    assert scores["labs"]["rag4"]["warnings"] == ["ignored 'rag4-chunking (1).py': only rag4-chunking.py is graded"]
+
+
 def test_the_planted_run_reports_every_test_in_one_line(runs):
     output, scores = runs["planted"]
     for name, lab in scores["labs"].items():
-        earned = sum(1 for t in lab["tests"] if t["outcome"] == "passed")
-        assert lab["earned"] == earned and lab["possible"] == len(lab["tests"])
-        assert re.search(rf"^  {name}\s+{earned} / {len(lab['tests'])}\s*$", output, re.M), output[-3000:]
+        earned = sum(t["points"] for t in lab["tests"] if t["outcome"] == "passed")
+        assert lab["earned"] == pytest.approx(earned, abs=0.01)
+        assert re.search(rf"^  {name}\s+{lab['earned']:.2f} / 10\b", output, re.M), output[-3000:]
         for test in lab["tests"]:
             assert test["outcome"] == "passed" or test["message"], test
-            assert "\n" not in test["message"] and len(test["message"]) <= 200
-    assert scores["earned"] == sum(lab["earned"] for lab in scores["labs"].values())
+            assert "\n" not in test["message"] and len(test["message"]) <= 300
+            assert not re.search(r"\bassert (False|True)\b", test["message"]), test["message"]
+    assert scores["earned"] == pytest.approx(sum(lab["earned"] for lab in scores["labs"].values()), abs=0.01)
     # The labs printed megabytes; the run's own output stays short.
     assert len(output) < 300_000
 
 
-def test_a_lab_that_hangs_when_imported_costs_one_time_limit(runs):
+def test_a_function_that_hangs_costs_one_time_limit(runs):
     _, scores = runs["planted"]
-    messages = [test["message"] for test in scores["labs"]["rag5"]["tests"]]
-    assert sum(message.startswith("timed out") for message in messages) == 1, messages
+    for lab in ("rag4", "rag5"):
+        messages = [test["message"] for test in scores["labs"][lab]["tests"] if test["outcome"] != "passed"]
+        first = [m for m in messages if "timed out after" in m and "not run" not in m]
+        assert len(first) == 1, messages
+
+
+# ---- a folder of cheats ------------------------------------------------------------
+# Each lab tries to win points without earning them, or to reach what a lab must
+# not: the grader, the reference, the tests. None of it may change a verdict.
+
+CHEATS = ("rag4", "rag5", "rag6", "rag7", "rag8")
+PLANTED_BY_A_LAB = ROOT / "tests" / "grading" / "test_planted_by_a_lab.py"
+PYTEST_PATCH = "import _pytest.python\n_pytest.python.Function.runtest = lambda self: None\n"
+
+
+def write_cheats(folder: Path) -> None:
+    """One cheating lab per lab of CHEATS, each described where it is written."""
+    def lab_file(lab: str, kind: str) -> tuple[Path, str]:
+        source = next((ROOT / kind).glob(f"{lab}-*.py"))
+        return folder / source.name, source.read_text(encoding="utf-8")
+
+    # rag4: the stubs, with the two lines that once skipped every test.
+    path, text = lab_file("rag4", "labs")
+    path.write_text(PYTEST_PATCH + text, encoding="utf-8")
+    # rag5: the reference, imported from solutions/ rather than written.
+    path, _ = lab_file("rag5", "labs")
+    path.write_text(
+        "import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('ref', {str(ROOT / 'solutions' / path.name)!r})\n"
+        "reference = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(reference)\n"
+        "globals().update({k: v for k, v in vars(reference).items() if not k.startswith('__')})\n",
+        encoding="utf-8")
+    # rag6: the reference, which at import writes a test into tests/ (and hides the failure).
+    path, text = lab_file("rag6", "solutions")
+    path.write_text(
+        f"try:\n    open({str(PLANTED_BY_A_LAB)!r}, 'w').write('def test_x(): pass\\n')\n"
+        "except OSError:\n    pass\n" + text, encoding="utf-8")
+    # rag7: the reference, whose make_header tries to kill the grader, and start a process.
+    path, text = lab_file("rag7", "solutions")
+    path.write_text(text.replace(
+        'def make_header(title, section, metadata):\n',
+        "def make_header(title, section, metadata):\n"
+        "    import os, signal, subprocess\n"
+        "    for attempt in (lambda: os.kill(os.getppid(), signal.SIGKILL),\n"
+        "                    lambda: subprocess.Popen(['sleep', '600'])):\n"
+        "        try:\n            attempt()\n        except OSError:\n            pass\n", 1),
+        encoding="utf-8")
+    # rag8: the stubs, patching the helper and the test tools the judge uses.
+    path, text = lab_file("rag8", "labs")
+    path.write_text(
+        "import academy_llm, hypothesis, pytest\n"
+        "academy_llm.check_lossless = academy_llm.check_budget = lambda *a, **k: None\n"
+        "pytest.approx = lambda *a, **k: True\nhypothesis.given = lambda *a, **k: (lambda f: f)\n"
+        + text, encoding="utf-8")
+
+
+def test_cheats_earn_nothing_and_leave_no_trace(runs):
+    _, scores = runs["cheats"]
+    earned = {lab: scores["labs"][lab]["earned"] for lab in CHEATS}
+    assert earned["rag4"] == earned["rag5"] == earned["rag6"] == earned["rag8"] == 0, earned
+    assert not PLANTED_BY_A_LAB.exists()
+    messages = {lab: {t["message"] for t in scores["labs"][lab]["tests"]} for lab in CHEATS}
+    assert messages["rag5"] == {"importing rag5: the grader refused open "
+                                f"{str(ROOT / 'solutions' / 'rag5-recursive-chunking.py')!r} "
+                                "(the course's reference, tests or history)"}
+    assert all("for writing" in m for m in messages["rag6"]), messages["rag6"]
+    rag7 = scores["labs"]["rag7"]  # header_chunks calls make_header, so both pay
+    assert rag7["functions"]["make_header"]["earned"] == 0
+    assert all("the grader refused" in t["message"] for t in rag7["tests"] if t["outcome"] != "passed")
+    assert any("refused os.kill" in flag for flag in rag7["flags"]), rag7["flags"]
+    assert any("refused subprocess.Popen" in flag for flag in rag7["flags"]), rag7["flags"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads processes from Linux's /proc")
+def test_killing_the_grader_leaves_no_worker_behind(tmp_path):
+    """However the grader ends (here SIGKILL, which it cannot catch), its workers end with it."""
+    lab = tmp_path / "rag4-chunking.py"
+    lab.write_text("def word_windows(text, size, overlap=0):\n    while True:\n        pass\n")
+    grader = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/grading/test_rag4.py",
+         "--lab-dir", str(tmp_path)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        workers = wait_for(lambda: children_running("worker.py", grader.pid), seconds=120)
+        assert workers, "the grader started no worker"
+    finally:
+        grader.send_signal(signal.SIGKILL)
+        grader.wait()
+    assert wait_for(lambda: not any(alive(pid) for pid in workers), seconds=30), "a worker outlived the grader"
+
+
+def children_running(name: str, parent: int) -> list[int]:
+    """Pids of the processes whose parent is `parent` and whose command line holds `name`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                status = (entry / "status").read_text()
+                command = (entry / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if re.search(rf"^PPid:\s*{parent}$", status, re.M) and name in command:
+                found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie waiting for its parent's wait counts as ended)."""
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+
+
+def wait_for(condition, seconds: float):
+    """`condition()` once it is true, polled for up to `seconds`; its last value otherwise."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = condition()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)

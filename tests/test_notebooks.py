@@ -24,7 +24,7 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
-from offline import REFUSE_NETWORK, run_offline, student_environment
+from offline import REFUSE_NETWORK, run_offline
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -59,7 +59,7 @@ def run_notebook(path: Path):
         resources={"metadata": {"path": str(path.parent)}},
     )
     try:
-        client.execute(env=student_environment())
+        client.execute()
     except CellExecutionError as error:
         return notebook, error
     finally:
@@ -149,7 +149,7 @@ def test_solution_notebook_runs_top_to_bottom(notebook, executed, notebook_copy)
 
 @pytest.mark.parametrize("notebook", [f"labs/{lab}" for lab in LABS])
 def test_student_notebook_stops_at_its_first_todo_with_the_scripts_hint(notebook, executed, tmp_path):
-    script = run_offline(ROOT / f"{notebook}.py", tmp_path, env=student_environment())
+    script = run_offline(ROOT / f"{notebook}.py", tmp_path)
     todo = re.search(r"^TODO\(.*$", script.stderr, re.M)
     assert script.returncode == 1 and todo, script.stderr[-2000:]
     function = re.search(r"\) (\w+)\(\):", todo.group()).group(1)
@@ -176,8 +176,7 @@ def write_notebook(path: Path, script: str) -> None:
     path.write_text(make_notebooks().notebook_text(script), encoding="utf-8")
 
 
-def test_load_lab_imports_a_notebook_and_the_labs_beside_it(tmp_path, monkeypatch):
-    monkeypatch.delenv("ACADEMY_EARLIER_LABS", raising=False)  # as on a student's machine
+def test_load_lab_imports_a_notebook_and_the_labs_beside_it(tmp_path):
     write_notebook(tmp_path / "rag1-demo.ipynb", "# %%\nX = 1\n\n# %%\nif __name__ == '__main__':\n    raise SystemExit(3)\n")
     write_notebook(tmp_path / "rag2-next.ipynb", "# %%\nfrom academy_llm import load_lab\n\nY = load_lab('rag1').X + 1\n")
     assert academy_llm.load_lab("rag2", tmp_path).Y == 2

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from markdown_oracle import cuts
 from text_strategies import any_text, markdown_text
 
-from academy_llm import check_budget, check_lossless, count_tokens, load_lab
+from academy_llm import check_budget, check_lossless, count_tokens
 
 pytestmark = pytest.mark.grade("rag7")
 
@@ -29,10 +29,11 @@ Use dnf. The service starts on boot.
 
 
 @pytest.fixture(scope="module")
-def rag7(lab_dir):
-    return load_lab("rag7", lab_dir)
+def rag7(open_lab):
+    return open_lab("rag7")
 
 
+@pytest.mark.grades("make_header")
 @pytest.mark.parametrize(
     "section, metadata, expected",
     [
@@ -45,6 +46,7 @@ def test_make_header(rag7, section, metadata, expected):
     assert rag7.make_header("Orbit docs", section, metadata) == expected
 
 
+@pytest.mark.grades("header_chunks")
 def test_headers_come_from_title_headings_and_front_matter(rag7):
     chunks = rag7.header_chunks(PAGE, "Orbit docs", 64)
     debian = next(c for c in chunks if "apt" in c.text)
@@ -54,17 +56,20 @@ def test_headers_come_from_title_headings_and_front_matter(rag7):
     assert debian.embedding_text == debian.header + "\n" + debian.text
 
 
+@pytest.mark.grades("header_chunks")
 def test_the_header_is_never_part_of_the_text(rag7):
     chunks = rag7.header_chunks(PAGE, "Orbit docs", 40)
     check_lossless(PAGE, chunks)
     assert all(c.header and c.header not in c.text for c in chunks)
 
 
+@pytest.mark.grades("header_chunks")
 def test_explicit_metadata_replaces_the_front_matter_fields(rag7):
     chunks = rag7.header_chunks(PAGE, "Docs", 64, metadata={"edition": "community"})
     assert all(c.header.endswith("(edition community)") for c in chunks)
 
 
+@pytest.mark.grades("header_chunks")
 def test_the_header_counts_against_the_budget(rag7):
     text = "# A heading that is rather long for a heading\n\n" + "Words of the body follow here. " * 60
     for max_tokens in (30, 50, 80):
@@ -73,11 +78,13 @@ def test_the_header_counts_against_the_budget(rag7):
         assert all(count_tokens(c.header + "\n" + c.text) <= max_tokens for c in chunks)
 
 
+@pytest.mark.grades("header_chunks")
 def test_a_header_longer_than_the_budget_is_a_clear_error(rag7):
     with pytest.raises(ValueError, match="header"):
         rag7.header_chunks("# Title\n\nText.", "A very long title " * 10, 20)
 
 
+@pytest.mark.grades("header_chunks")
 @pytest.mark.parametrize(
     "args, error",
     [(("# a", "T", 0), ValueError), (("# a", "T", 5, 5), ValueError), ((b"# a", "T", 50), TypeError),
@@ -88,10 +95,12 @@ def test_bad_parameters_get_clear_errors(rag7, args, error):
         rag7.header_chunks(*args)
 
 
+@pytest.mark.grades("header_chunks")
 def test_empty_text_gives_no_chunks(rag7):
     assert rag7.header_chunks("", "T", 50) == []
 
 
+@pytest.mark.grades("header_chunks")
 @given(text=st.one_of(markdown_text, any_text), max_tokens=st.integers(40, 120), data=st.data())
 def test_property_lossless_header_and_text_in_budget(rag7, text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens // 4))

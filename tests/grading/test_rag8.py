@@ -4,7 +4,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from academy_llm import load_lab
 
 pytestmark = pytest.mark.grade("rag8")
 
@@ -13,31 +12,36 @@ HITS = [("faq", 0, 50), ("install", 100, 120), ("faq", 90, 130), ("faq", 110, 20
 
 
 @pytest.fixture(scope="module")
-def rag8(lab_dir):
-    return load_lab("rag8", lab_dir)
+def rag8(open_lab):
+    return open_lab("rag8")
 
 
+@pytest.mark.grades("recall_at_k")
 @pytest.mark.parametrize("k, expected", [(1, 0.0), (2, 0.0), (3, 1.0), (4, 1.0)])
 def test_recall_needs_the_whole_span_in_the_right_document(rag8, k, expected):
     assert rag8.recall_at_k(HITS, GOLD, k) == expected
 
 
+@pytest.mark.grades("recall_at_k")
 def test_recall_counts_each_gold_span(rag8):
     gold = [("faq", 0, 5), ("faq", 50, 60), ("faq", 70, 80)]
     assert rag8.recall_at_k([("faq", 0, 10), ("faq", 45, 65)], gold, 5) == pytest.approx(2 / 3)
 
 
+@pytest.mark.grades("mrr_at_k")
 @pytest.mark.parametrize("k, expected", [(1, 0.0), (2, 0.0), (3, 1 / 3), (10, 1 / 3)])
 def test_mrr_is_one_over_the_first_useful_rank(rag8, k, expected):
     assert rag8.mrr_at_k(HITS, GOLD, k) == pytest.approx(expected)
 
 
+@pytest.mark.grades("coverage_at_k")
 @pytest.mark.parametrize("k, expected", [(1, 0.0), (3, 1.0)])
 def test_coverage_counts_answer_characters_whole_or_not(rag8, k, expected):
     assert rag8.coverage_at_k(HITS, GOLD, k) == expected
     assert rag8.coverage_at_k([("faq", 110, 300)], GOLD, 1) == pytest.approx(0.5)
 
 
+@pytest.mark.grades("precision_and_iou")
 def test_precision_and_iou_by_hand(rag8):
     # Top 3: [0,50) and [90,130) of faq (90 characters), [100,120) of install (20, other page).
     # Shared with the answer [100,120) of faq: 20. Retrieved 110 in all.
@@ -46,11 +50,13 @@ def test_precision_and_iou_by_hand(rag8):
     assert iou == pytest.approx(20 / (110 + 20 - 20))
 
 
+@pytest.mark.grades("precision_and_iou")
 def test_overlapping_hits_count_their_characters_once(rag8):
     precision, iou = rag8.precision_and_iou([("faq", 100, 150), ("faq", 100, 150)], GOLD, 2)
     assert precision == pytest.approx(20 / 50) and iou == pytest.approx(20 / 50)
 
 
+@pytest.mark.grades("mrr_at_k")
 def test_nothing_retrieved_scores_zero(rag8):
     assert rag8.precision_and_iou([], GOLD, 5) == (0.0, 0.0)
     assert rag8.recall_at_k([], GOLD, 5) == 0.0 and rag8.mrr_at_k([], GOLD, 5) == 0.0
@@ -62,6 +68,7 @@ spans = st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 200), st.integers(
 )
 
 
+@pytest.mark.grades("coverage_at_k")
 @given(gold=st.lists(spans, min_size=1, max_size=3), hits=st.lists(spans, max_size=8), k=st.integers(1, 8))
 def test_property_metrics_are_bounded_and_perfect_is_one(rag8, gold, hits, k):
     metrics = (rag8.recall_at_k(hits, gold, k), rag8.mrr_at_k(hits, gold, k), rag8.coverage_at_k(hits, gold, k),

@@ -1,0 +1,28 @@
+"""What each lab is worth, and how its points split over the functions a student writes.
+
+Every lab is worth the same: a lab is a week's work whatever its length. A
+function's points are shared by the grading tests that judge it (a test says
+which with `@pytest.mark.grades("token_windows")`), and a parametrized test
+shares its test's part among its cases, so a function tested by many cases
+costs no more than one tested by a few. The README's instructors' page shows
+this table; `tests/test_grading_harness.py` checks that every function here
+has tests and every test names a function here.
+"""
+
+POINTS = {
+    "rag4": {"word_windows": 5, "token_windows": 5},
+    "rag5": {"split_at_seams": 3, "pack": 2, "add_overlap": 2, "recursive_chunks": 3},
+    "rag6": {"fence_opening": 1, "closes_fence": 1, "atx_heading": 1, "is_table_start": 1,
+             "enter_section": 1, "chunk_section": 2, "markdown_chunks": 3},
+    "rag7": {"make_header": 4, "header_chunks": 6},
+    "rag8": {"recall_at_k": 3, "mrr_at_k": 2, "coverage_at_k": 2, "precision_and_iou": 3},
+    "rag9": {"window_texts": 1, "neighbour_distances": 1, "breakpoints": 2, "best_cuts": 3,
+             "semantic_chunks": 3},
+}
+
+LABS = tuple(POINTS)
+
+
+def lab_points(lab: str) -> int:
+    """What lab `lab` is worth in all."""
+    return sum(POINTS[lab].values())

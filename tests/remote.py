@@ -1,0 +1,410 @@
+"""The grader's side of the wall: a student's lab as an object whose functions run elsewhere.
+
+    rag4 = RemoteLab("rag4", Path("labs/rag4-chunking.py"), ...)
+    chunks = rag4.token_windows(text, 16, 4)   # runs in the lab's worker; chunks are data
+
+A grading test calls a lab's functions as if the lab were imported, but the
+lab runs in a worker process (worker.py) and only plain data comes back
+(wire.py): the test, pytest, hypothesis and academy_llm that judge it stay
+out of the student's reach. Each call is bounded by the current test's time
+limit, and the worker is stopped whenever the grader stops.
+
+What a call can end in, each as one line that names the call:
+- the value, rebuilt with the grader's own classes;
+- the lab's exception, rebuilt as the same builtin type (a lab's own
+  ValueError subclass arrives as ValueError), so `pytest.raises` works;
+- LabTimeout: the call ran past the test's time limit; the worker is
+  stopped, and later calls of the same function fail at once with the same
+  reason rather than wait out the limit again;
+- LabCrashed: the worker ended during the call (os._exit, a crash, out of
+  memory); the next call starts a new one;
+- LabRefused: the lab tried what the wall refuses (reading the reference,
+  writing outside its scratch folder, starting a process, a socket...);
+- LabUnavailable: the lab cannot be loaded at all (a syntax error, an
+  import that fails or never ends); every call fails at once with the reason.
+"""
+
+import atexit
+import builtins
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import wire
+
+import academy_llm
+
+TESTS = Path(__file__).resolve().parent
+WORKER = TESTS / "worker.py"
+STARTUP_LIMIT = 120.0  # seconds for a worker to load what it trusts (not the lab), on a busy machine
+LAB_LOAD_FLOOR = 10.0  # seconds at least for importing the lab itself
+CPU_SECONDS = 900  # a worker's own backstop: its whole life's CPU time
+FILE_SIZE_LIMIT = 64 << 20  # bytes: the largest file a worker may write (its scratch, its log)
+REPLY_LIMIT = 256 << 20  # bytes: the largest reply the grader reads from a worker
+
+
+class LabProblem(Exception):
+    """A call of a lab's function that ended in something other than a value or the lab's error."""
+
+
+class LabTimeout(LabProblem):
+    """The call ran past the test's time limit."""
+
+
+class LabCrashed(LabProblem):
+    """The worker process ended during the call."""
+
+
+class LabRefused(LabProblem):
+    """The lab tried something the wall refuses."""
+
+
+class LabUnavailable(LabProblem):
+    """The lab cannot be loaded, so none of its functions can be called."""
+
+
+class LabError(LabProblem):
+    """The lab raised something that is not an ordinary exception (sys.exit, a KeyboardInterrupt...)."""
+
+
+class LabBadValue(LabProblem):
+    """The lab returned a value that cannot be judged (a broken Chunk, nested too deep...)."""
+
+
+# ---- the current test's clock ----------------------------------------------------
+
+
+class Clock:
+    """The time limit of the test being run: each call may use what is left of it."""
+
+    limit: float = 60.0
+    deadline: float | None = None
+    excused: float = 0.0  # seconds spent starting workers: the grader's cost, not the lab's
+
+    @classmethod
+    def start(cls, limit: float) -> None:
+        cls.limit, cls.deadline, cls.excused = limit, time.monotonic() + limit, 0.0
+
+    @classmethod
+    def excuse(cls, seconds: float) -> None:
+        """Give the test back `seconds` (a worker's start-up) that its code did not use."""
+        cls.excused += seconds
+        if cls.deadline is not None:
+            cls.deadline += seconds
+
+    @classmethod
+    def stop(cls) -> None:
+        cls.deadline = None
+
+    @classmethod
+    def left(cls) -> float:
+        if cls.deadline is None:
+            return cls.limit
+        return max(0.0, cls.deadline - time.monotonic())
+
+
+# ---- describing a call in one line ---------------------------------------------
+
+
+def short(value, width: int = 24) -> str:
+    """A value as a reader recognises it, in a few characters."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= width else repr(value[:width])[:-1] + "…'"
+    if isinstance(value, bytes):
+        return repr(value) if len(value) <= width else repr(value[:width])[:-1] + "…'"
+    if isinstance(value, academy_llm.Chunk):
+        return f"Chunk[{value.start}, {value.end})"
+    if isinstance(value, np.ndarray):
+        return f"array(shape {'x'.join(map(str, value.shape))})"
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        opening, closing = ("[", "]") if isinstance(value, list) else ("(", ")")
+        if len(value) > 3:
+            return f"{opening}{short(value[0], 12)}, … {len(value)} items{closing}"
+        return opening + ", ".join(short(item, 12) for item in value) + closing
+    text = wire.short_repr(value, 40)
+    return text
+
+
+def describe(name: str, args: tuple, kwargs: dict) -> str:
+    """'token_windows('hello world hello world…', 10, 0)': the call, shortened."""
+    parts = [short(arg) for arg in args] + [f"{key}={short(value)}" for key, value in kwargs.items()]
+    return f"{name}({', '.join(parts)})"
+
+
+# ---- the worker process -----------------------------------------------------------
+
+_live: set = set()  # every worker still running, stopped when the grader ends
+
+
+class Worker:
+    """One running worker: its process, its pipes, its scratch folder."""
+
+    def __init__(self, config: dict):
+        self.scratch = tempfile.mkdtemp(prefix=f"grading-{config['lab']}-")
+        requests_read, self.requests = os.pipe()
+        self.replies, replies_write = os.pipe()
+        config = dict(config, scratch=self.scratch, grader_pid=os.getpid(),
+                      requests_fd=requests_read, replies_fd=replies_write)
+        environment = dict(os.environ)
+        environment.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                           MPLCONFIGDIR=self.scratch, TMPDIR=self.scratch, MPLBACKEND="Agg")
+        self.log = open(os.path.join(self.scratch, "worker.log"), "wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-E", "-s", str(WORKER), json.dumps(config)],
+            pass_fds=(requests_read, replies_write), stdin=subprocess.DEVNULL,
+            stdout=self.log, stderr=self.log, env=environment, cwd=self.scratch,
+            start_new_session=True, preexec_fn=limit_file_size,
+        )
+        os.close(requests_read)
+        os.close(replies_write)
+        self.buffer = bytearray()
+        _live.add(self)
+
+    def send(self, message: dict) -> None:
+        data = wire.dumps(message)
+        try:
+            while data:
+                data = data[os.write(self.requests, data):]
+        except BrokenPipeError:
+            pass  # the worker has ended; reading its reply will say how
+
+    def receive(self, seconds: float) -> dict | None:
+        """The worker's next message; None if `seconds` ran out first. EOFError if it ended."""
+        deadline = time.monotonic() + seconds
+        while b"\n" not in self.buffer:
+            ready, _, _ = select.select([self.replies], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                return None
+            part = os.read(self.replies, 1 << 20)
+            if not part:
+                raise EOFError
+            self.buffer += part
+            if len(self.buffer) > REPLY_LIMIT:
+                raise wire.WireError(f"the lab's reply is over {REPLY_LIMIT >> 20} MB")
+        line, _, rest = bytes(self.buffer).partition(b"\n")
+        self.buffer = bytearray(rest)
+        return wire.loads(line)
+
+    def how_it_ended(self) -> str:
+        """One line on how the worker ended, after it has."""
+        try:
+            status = self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            status = self.process.returncode
+        if status is not None and status < 0:
+            name = signal.Signals(-status).name
+            why = {"SIGXCPU": f" (its CPU-time limit of {CPU_SECONDS} s)",
+                   "SIGXFSZ": f" (a file over {FILE_SIZE_LIMIT >> 20} MB)",
+                   "SIGKILL": " (out of memory?)", "SIGSEGV": " (a crash)"}.get(name, "")
+            return f"the lab's process was killed by {name}{why}"
+        hint = " (did the lab call os._exit?)" if status not in (0, None) else ""
+        return f"the lab's process ended with exit status {status}{hint}"
+
+    def stop(self) -> None:
+        """Kill the worker and its group, and remove its scratch folder."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for fd in (self.requests, self.replies):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.log.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        _live.discard(self)
+
+
+def limit_file_size() -> None:
+    """In the worker, before it starts: no file it writes grows past FILE_SIZE_LIMIT."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+
+
+@atexit.register
+def stop_all() -> None:
+    """Stop every worker still running (the workers also die with the grader on their own)."""
+    for worker in list(_live):
+        worker.stop()
+
+
+# ---- a lab, seen from the grader --------------------------------------------------
+
+
+class RemoteLab:
+    """Lab `name` in file `path`: every attribute is one of its functions, run in its worker.
+
+    `files` maps every lab name to the student's file (the earlier labs a lab
+    builds on, in a student's own repository); `given` maps earlier labs to
+    reference files the worker loads instead, before the lab's code runs;
+    `forbidden` lists the folders the lab may not read.
+    """
+
+    def __init__(self, name: str, path: Path, files: dict, given: dict, forbidden: list):
+        self._config = {
+            "lab": name, "file": str(path), "lab_dir": str(path.parent),
+            "files": {lab: str(file) for lab, file in files.items()},
+            "given": {lab: str(file) for lab, file in given.items()},
+            "forbidden": [str(folder) for folder in forbidden],
+            "course": str(Path(academy_llm.__file__).resolve().parent), "tests": str(TESTS),
+            "cpu_seconds": CPU_SECONDS,
+        }
+        self._name = name
+        self._worker = None
+        self._hung: dict[str, str] = {}  # function -> why it is not run again
+        self._unavailable = None  # why the lab cannot be loaded, once known
+        self.last_call = ""  # the call a failing test met last, for its one-line reason
+        self.refusals: list[str] = []  # everything the wall refused, for the lab's report
+
+    def __repr__(self):
+        return f"<{self._name} lab, run in a worker>"
+
+    def __getattr__(self, function: str):
+        if function.startswith("_"):
+            raise AttributeError(function)
+
+        def call(*args, **kwargs):
+            return self._call(function, args, kwargs)
+
+        call.__name__ = function
+        return call
+
+    def _call(self, function: str, args: tuple, kwargs: dict):
+        what = describe(function, args, kwargs)
+        self.last_call = what
+        if self._unavailable:
+            raise LabUnavailable(self._unavailable)
+        if function in self._hung:
+            raise LabTimeout(f"{what} not run: {self._hung[function]}")
+        worker = self._start()
+        worker.send({"call": function, "args": wire.encode(list(args)),
+                     "kwargs": wire.encode(kwargs)})
+        reply = self._wait(worker, Clock.left(), what, function)
+        return self._answer(reply, what)
+
+    def _start(self) -> Worker:
+        """The running worker, started (and the lab loaded) if there is none."""
+        if self._worker is not None:
+            return self._worker
+        started = time.monotonic()
+        worker = Worker(self._config)
+        try:
+            ready = worker.receive(STARTUP_LIMIT)
+            if ready is None or ready.get("ready") != "trusted":
+                raise LabUnavailable(self._startup_failure(worker, ready))
+            Clock.excuse(time.monotonic() - started)
+            self._worker = worker
+            reply = self._wait(worker, max(Clock.left(), LAB_LOAD_FLOOR), f"importing {self._name}",
+                               None)
+        except EOFError:
+            raise LabUnavailable(self._startup_failure(worker, None)) from None
+        except LabProblem as problem:
+            self._unavailable = self._unavailable or str(problem)
+            self._stop()
+            raise LabUnavailable(self._unavailable) from None
+        refused = self._note_refusals(reply)
+        if refused:  # an attempt is enough, even one the lab caught
+            self._unavailable = one_line(f"importing {self._name}: the grader refused {refused[0]}")
+        elif "error" in reply:
+            error = reply["error"]
+            self._unavailable = one_line(
+                f"the lab cannot be imported: {error['type']}: {error['message']}"
+                + (f" ({error['where']})" if error.get("where") else ""))
+        if self._unavailable:
+            self._stop()
+            raise LabUnavailable(self._unavailable)
+        return worker
+
+    def _startup_failure(self, worker: Worker, message) -> str:
+        """Why a worker never got ready; the grader's own fault, so its log is kept in the reason."""
+        worker.stop()
+        return f"the grader could not start a worker for {self._name}: {message or 'no answer'}"
+
+    def _wait(self, worker: Worker, seconds: float, what: str, function) -> dict:
+        """The worker's reply within `seconds`, or the LabProblem that took its place."""
+        try:
+            reply = worker.receive(seconds)
+        except EOFError:
+            reason = f"{what}: {worker.how_it_ended()}"
+            self._stop()
+            raise LabCrashed(reason) from None
+        except wire.WireError as error:
+            self._stop()
+            raise LabBadValue(f"{what}: {error}") from None
+        if reply is None:
+            self._stop()
+            reason = f"{what} timed out after {Clock.limit:g} s (an endless loop?)"
+            if function is None:
+                self._unavailable = reason
+                raise LabUnavailable(reason)
+            self._hung[function] = f"it timed out in an earlier call: {reason}"
+            raise LabTimeout(reason)
+        return reply
+
+    def _answer(self, reply: dict, what: str):
+        """The call's value, or the exception that stands for how it ended."""
+        refused = self._note_refusals(reply)
+        if refused:
+            raise LabRefused(f"{what}: the grader refused {refused[0]}; a lab may read only its "
+                             f"own files and write only in its scratch folder")
+        if "error" in reply:
+            raise rebuilt_error(reply["error"], what, self._name)
+        try:
+            return wire.decode(reply.get("value"))
+        except wire.WireError as error:
+            raise LabBadValue(f"{what}: {error}") from None
+
+    def _note_refusals(self, reply: dict) -> list:
+        refused = [str(item) for item in reply.get("refused", [])]
+        self.refusals += [item for item in refused if item not in self.refusals]
+        return refused
+
+    def _stop(self) -> None:
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+
+
+def rebuilt_error(error: dict, what: str, lab: str) -> BaseException:
+    """The lab's exception as the grader raises it: the same builtin type, with the call attached."""
+    message = str(error.get("message", ""))
+    todo = re.match(r"TODO\((\w+)\) (\w+)\(\)", message)
+    if todo and todo.group(1) != lab:
+        earlier = todo.group(1)
+        message = (f"{lab} builds on your {earlier}, which stops at {todo.group()}; "
+                   f"finish {earlier} first")
+    elif todo:
+        message = f"stops at {todo.group()}: not written yet"
+    cls = getattr(builtins, str(error.get("builtin")), None)
+    if not (isinstance(cls, type) and issubclass(cls, Exception)) or cls is Exception:
+        cls = LabError
+    try:
+        exception = cls(message)
+    except TypeError:  # a builtin whose constructor wants more (UnicodeDecodeError...)
+        exception = LabError(message)
+    exception.lab_call = what
+    exception.lab_type = str(error.get("type"))
+    exception.lab_where = str(error.get("where", ""))
+    return exception
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """`text` on one line, cut to `limit` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,155 @@
+"""The handout (tools/make_handout.py): no reference code in it, and it works as a student's copy.
+
+The handout is built once into a temporary folder. Its lab and grading tests
+run there as a student runs them, with the handout's own academy_llm: the
+course's editable install would otherwise answer `import academy_llm`, so the
+runs put the handout first on PYTHONPATH. They leave out the ACADEMY_ and
+PYTEST_ variables of this run (the grader here sets some of its own).
+"""
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOL = ROOT / "tools" / "make_handout.py"
+
+
+def load_make_handout():
+    """tools/make_handout.py as a module, to build in this process and reach its checks."""
+    spec = importlib.util.spec_from_file_location("make_handout", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+make_handout = load_make_handout()
+
+
+@pytest.fixture(scope="module")
+def handout(tmp_path_factory) -> Path:
+    """A handout built with --force over a folder holding a stray file, which must go."""
+    folder = tmp_path_factory.mktemp("handout")
+    (folder / "stray.txt").write_text("from before\n", encoding="utf-8")
+    assert make_handout.main([str(folder), "--force"]) == 0
+    return folder
+
+
+def as_student(handout: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run this Python in the handout with its own academy_llm and none of this run's settings."""
+    env = {
+        name: value for name, value in os.environ.items()
+        if not name.startswith(("ACADEMY_", "PYTEST_"))
+    }
+    env["PYTHONPATH"] = str(handout)
+    return subprocess.run(
+        [sys.executable, *args], cwd=handout, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def pytest_summary(result: subprocess.CompletedProcess) -> str:
+    """pytest's last line, such as '23 failed in 1.77s'."""
+    return result.stdout.strip().splitlines()[-1]
+
+
+def test_the_handout_uses_its_own_academy_llm(handout):
+    result = as_student(handout, "-c", "import academy_llm; print(academy_llm.__file__)")
+    assert Path(result.stdout.strip()).resolve() == (handout / "academy_llm.py").resolve()
+
+
+def test_the_handout_holds_no_reference_code(handout):
+    assert not (handout / "stray.txt").exists()
+    for folder in make_handout.REFERENCE_FOLDERS:
+        assert not (handout / folder).exists(), folder
+    assert not list((handout / "tests").glob("test_*.py"))
+    for path in handout.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert b"BEGIN SOLUTION" not in data and b"END SOLUTION" not in data, path
+    assert sorted(p.name for p in (handout / "labs").glob("rag*.py")) == sorted(
+        p.name for p in (ROOT / "labs").glob("rag*.py")
+    )
+    assert list((handout / "notebooks" / "labs").glob("rag*.ipynb"))
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_the_handout_is_a_repository_with_one_commit(handout):
+    log = subprocess.run(
+        ["git", "log", "--format=%an"], cwd=handout, capture_output=True, text=True, check=True
+    )
+    assert log.stdout.splitlines() == ["Chunking Labs"]
+
+
+def test_the_student_readme_says_what_to_run(handout):
+    readme = (handout / "README.md").read_text(encoding="utf-8")
+    for command in (
+        "pip install -r requirements.txt",
+        "python labs/rag4-chunking.py",
+        "pytest",
+        "jupyter lab",
+        "pytest --lab-dir=notebooks/labs",
+    ):
+        assert command in readme, command
+    assert "solutions" not in readme
+    for image in re.findall(r"\]\((docs/[^)\s]+)\)", readme):
+        assert (handout / image).is_file(), image
+
+
+def test_the_student_requirements_leave_out_the_projects_own(handout):
+    requirements = (handout / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert "-e ." in requirements
+    assert not [line for line in requirements if re.match(r"(selenium|nbconvert|nbclient)", line)]
+
+
+def test_an_unfinished_lab_stops_at_its_first_todo(handout):
+    result = as_student(handout, "labs/rag4-chunking.py")
+    assert result.returncode == 1
+    assert "TODO(rag4)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_grading_the_stubs_fails_without_set_up_errors(handout):
+    result = as_student(handout, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "tests/grading/test_rag4.py")
+    summary = pytest_summary(result)
+    assert re.search(r"\d+ failed", summary), result.stdout[-2000:]
+    assert "error" not in summary, result.stdout[-2000:]
+
+
+def test_grading_a_finished_lab_passes(handout, tmp_path):
+    finished = tmp_path / "finished"
+    shutil.copytree(handout, finished, ignore=shutil.ignore_patterns(".git"))
+    lab = Path("rag4-chunking.py")
+    shutil.copyfile(ROOT / "solutions" / lab, finished / "labs" / lab)
+    result = as_student(finished, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "tests/grading/test_rag4.py")
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert re.fullmatch(r"\d+ passed in .*", pytest_summary(result)), result.stdout[-2000:]
+
+
+def test_a_folder_that_holds_something_is_refused(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
+    assert make_handout.main([str(tmp_path)]) == 1
+    error = capsys.readouterr().err
+    assert len(error.strip().splitlines()) == 1 and "--force" in error
+    assert [path.name for path in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_the_course_folder_is_refused_even_with_force(capsys):
+    assert make_handout.main([str(ROOT / "labs"), "--force"]) == 1
+    assert "overlaps the course folder" in capsys.readouterr().err
+    assert (ROOT / "labs" / "rag4-chunking.py").is_file()
+
+
+def test_the_final_check_finds_reference_code(tmp_path):
+    (tmp_path / "labs").mkdir()
+    (tmp_path / "labs" / "rag4-chunking.py").write_text("    # BEGIN SOLUTION\n", encoding="utf-8")
+    (tmp_path / "tests" / "grading" / "hidden").mkdir(parents=True)
+    found = make_handout.reference_code(tmp_path)
+    assert found == ["tests/grading/hidden", "labs/rag4-chunking.py"]

@@ -1,0 +1,202 @@
+"""Plain data across the wall between the grader and the student's worker process.
+
+The grader never runs a student's code and never unpickles what it sends: a
+pickle can run code where it is loaded. Values cross as JSON, one message per
+line, with a few tagged shapes for what JSON lacks:
+
+    {"$": "tuple", "items": [...]}               a tuple
+    {"$": "namedtuple", "name": "Line", "fields": [...], "items": [...]}
+    {"$": "chunk", "fields": {...}}              an academy_llm.Chunk
+    {"$": "record", "name": "Block", "fields": {...}}   any other dataclass
+    {"$": "dict", "items": [[key, value], ...]}  a dict (keys of any plain type)
+    {"$": "set" | "frozenset", "items": [...]}
+    {"$": "bytes", "hex": "..."}
+    {"$": "ndarray", "dtype": "float64", "shape": [...], "items": [...]}
+    {"$": "opaque", "type": "generator", "repr": "..."}   anything else
+
+Each side rebuilds the values with its own classes: a Chunk the grader judges
+is the grader's own Chunk (its checks run in its own __post_init__), never an
+object whose methods the student wrote.
+"""
+
+import dataclasses
+import json
+from collections import namedtuple
+from typing import NamedTuple
+
+import numpy as np
+
+import academy_llm
+
+MAX_DEPTH = 64  # deeper values than this are not something a lab returns
+REPR_LIMIT = 120
+
+
+class WireError(Exception):
+    """A value that cannot cross: too deep, malformed, or a Chunk whose span does not fit."""
+
+
+def encode(value, depth: int = 0):
+    """`value` as JSON-ready plain data, tagged where JSON has no shape for it."""
+    if depth > MAX_DEPTH:
+        raise WireError(f"a value nested more than {MAX_DEPTH} levels deep")
+    deeper = depth + 1
+    if value is None or type(value) in (bool, str, int, float):
+        return value
+    if isinstance(value, (bool, str, int, float)):  # a subclass: its plain value
+        return encode(type(value).__mro__[-2](value), deeper)
+    if isinstance(value, np.generic):
+        return encode(value.item(), deeper)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return {"$": "ndarray", "dtype": value.dtype.str, "shape": list(value.shape),
+                "items": value.ravel().tolist()}
+    if isinstance(value, list) and type(value) is list:
+        return [encode(item, deeper) for item in value]
+    if isinstance(value, tuple):
+        items = [encode(item, deeper) for item in value]
+        fields = getattr(type(value), "_fields", None)
+        if isinstance(fields, tuple) and all(isinstance(f, str) for f in fields):
+            return {"$": "namedtuple", "name": type(value).__name__, "fields": list(fields),
+                    "items": items}
+        return {"$": "tuple", "items": items}
+    if isinstance(value, dict):
+        return {"$": "dict", "items": [[encode(k, deeper), encode(v, deeper)] for k, v in value.items()]}
+    if isinstance(value, (set, frozenset)):
+        return {"$": type(value).__name__ if type(value) in (set, frozenset) else "set",
+                "items": [encode(item, deeper) for item in value]}
+    if isinstance(value, (bytes, bytearray)):
+        return {"$": "bytes", "hex": bytes(value).hex()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: encode(getattr(value, f.name), deeper) for f in dataclasses.fields(value)}
+        if type(value) is academy_llm.Chunk:
+            return {"$": "chunk", "fields": fields}
+        return {"$": "record", "name": type(value).__name__, "fields": fields}
+    return {"$": "opaque", "type": type(value).__name__, "repr": short_repr(value)}
+
+
+def short_repr(value, limit: int = REPR_LIMIT) -> str:
+    """repr(value), cut to `limit` characters; a repr that fails says so."""
+    try:
+        text = repr(value)
+    except Exception as error:  # a student's __repr__ may raise
+        text = f"<{type(value).__name__}, repr failed: {type(error).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---- rebuilding -------------------------------------------------------------
+
+
+class Record(NamedTuple):
+    """A dataclass from the other side, read as data: its class name and fields."""
+
+    name: str
+    fields: dict
+
+
+class Opaque(NamedTuple):
+    """A value that could not cross (a generator, an open file...): its type and repr only."""
+
+    type: str
+    repr: str
+
+    def __repr__(self):
+        return f"<{self.type} that cannot leave the lab's process: {self.repr}>"
+
+
+_namedtuples: dict = {}
+
+
+def generic_namedtuple(name: str, fields: list):
+    """A namedtuple class of this name and these fields, made once."""
+    key = (name, tuple(fields))
+    if key not in _namedtuples:
+        safe = name if name.isidentifier() else "Record"
+        try:
+            _namedtuples[key] = namedtuple(safe, fields)
+        except ValueError:  # field names a namedtuple cannot have
+            _namedtuples[key] = None
+    return _namedtuples[key]
+
+
+def decode(data, classes=None, depth: int = 0):
+    """The value `data` stands for; `classes` maps class names to the side's own classes.
+
+    The worker passes the lab's namespace, so a Line the grader sends back is
+    the lab's own Line again; the grader passes nothing and gets plain records.
+    """
+    if depth > MAX_DEPTH:
+        raise WireError(f"a value nested more than {MAX_DEPTH} levels deep")
+    deeper = depth + 1
+    if not isinstance(data, (dict, list)):
+        return data
+    if isinstance(data, list):
+        return [decode(item, classes, deeper) for item in data]
+    tag = data.get("$")
+    if tag == "tuple":
+        return tuple(decode(item, classes, deeper) for item in data["items"])
+    if tag == "namedtuple":
+        items = [decode(item, classes, deeper) for item in data["items"]]
+        cls = _own_class(classes, data["name"], data["fields"]) or generic_namedtuple(
+            data["name"], data["fields"])
+        return cls(*items) if cls is not None and len(items) == len(data["fields"]) else tuple(items)
+    if tag == "dict":
+        return {decode(k, classes, deeper): decode(v, classes, deeper) for k, v in data["items"]}
+    if tag in ("set", "frozenset"):
+        items = [decode(item, classes, deeper) for item in data["items"]]
+        return set(items) if tag == "set" else frozenset(items)
+    if tag == "bytes":
+        return bytes.fromhex(data["hex"])
+    if tag == "ndarray":
+        return np.array(data["items"], dtype=np.dtype(data["dtype"])).reshape(data["shape"])
+    if tag == "chunk":
+        fields = {name: decode(value, classes, deeper) for name, value in data["fields"].items()}
+        return make_chunk(fields)
+    if tag == "record":
+        fields = {name: decode(value, classes, deeper) for name, value in data["fields"].items()}
+        cls = _own_class(classes, data["name"], list(fields))
+        return cls(**fields) if cls is not None else Record(data["name"], fields)
+    if tag == "opaque":
+        return Opaque(str(data.get("type")), str(data.get("repr")))
+    raise WireError(f"unknown value tag {tag!r}")
+
+
+def make_chunk(fields: dict):
+    """This side's own Chunk from its fields; a span that does not fit its text is the lab's error."""
+    if "section" in fields and isinstance(fields["section"], list):
+        fields["section"] = tuple(fields["section"])
+    try:
+        return academy_llm.Chunk(**fields)
+    except (TypeError, ValueError) as error:
+        raise WireError(f"the lab returned a broken Chunk: {error}") from None
+
+
+def _own_class(classes, name: str, fields: list):
+    """The side's class called `name` if it has exactly these fields, else None."""
+    if not classes:
+        return None
+    cls = classes.get(name)
+    if not isinstance(cls, type):
+        return None
+    own = getattr(cls, "_fields", None)
+    if own is None and dataclasses.is_dataclass(cls):
+        own = tuple(f.name for f in dataclasses.fields(cls))
+    return cls if own is not None and list(own) == list(fields) else None
+
+
+# ---- messages -----------------------------------------------------------------
+
+
+def dumps(message: dict) -> bytes:
+    """One message as one line of ASCII JSON (lone surrogates and all survive as escapes)."""
+    return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def loads(line: bytes) -> dict:
+    """The message on one line; anything else is a WireError."""
+    try:
+        message = json.loads(line)
+    except ValueError as error:
+        raise WireError(f"not a message: {error}") from None
+    if not isinstance(message, dict):
+        raise WireError("not a message: expected a JSON object")
+    return message

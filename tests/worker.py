@@ -1,0 +1,397 @@
+"""The worker: where a student's lab runs while it is graded, walled off from the judge.
+
+The grader starts one worker per lab (remote.py) and sends it calls; the
+worker runs the lab's function and sends back plain data (wire.py). Nothing
+it does can change a verdict, since every check runs in the grader's process.
+
+Before the lab's code runs, the worker
+- loads what it trusts: the tokenizer, the embedding model, and the earlier
+  labs the grader gives it (the reference ones, when the course has them);
+- arms its backstops: it dies with the grader (a parent-death signal), it has
+  a CPU-time limit it cannot raise, and it is the only process of its group;
+- installs an audit hook (sys.addaudithook; it cannot be removed) that
+  refuses, for the rest of the worker's life: reading the course's reference,
+  tests, tools and history (checked by inode, so no path, link or `..` gets
+  round it); writing anywhere but a scratch folder; starting processes;
+  opening sockets; signalling other processes; raising its own limits; and
+  the introspection that could reach the hook's own state.
+A refusal raises PermissionError in the lab and is also reported to the
+grader, which fails the test and says why, even if the lab caught the error.
+
+    python worker.py CONFIG_JSON      (started by remote.py, never by hand)
+"""
+
+import io
+import json
+import os
+import signal
+import sys
+import traceback
+
+CONFIG = json.loads(sys.argv[1])
+sys.path[:0] = [CONFIG["course"], CONFIG["tests"]]  # academy_llm and wire, the grader's own copies
+
+import resource  # noqa: E402  (the path above must be set first)
+
+import academy_llm  # noqa: E402
+import wire  # noqa: E402
+
+sys.path.remove(CONFIG["tests"])
+
+OUTPUT_LIMIT = 4_000  # characters of what the lab prints per call that travel back
+REQUESTS = os.fdopen(CONFIG["requests_fd"], "rb", buffering=0)
+REPLIES = CONFIG["replies_fd"]
+refused: list[str] = []  # what the audit hook refused since the last reply
+
+
+def send(message: dict) -> None:
+    """Write one reply, all of it, to the grader."""
+    data = wire.dumps(message)
+    while data:
+        data = data[os.write(REPLIES, data):]
+
+
+def read_request() -> dict | None:
+    """The next call from the grader, or None when it has closed the pipe."""
+    line = bytearray()
+    while not line.endswith(b"\n"):
+        part = REQUESTS.read(1 << 16)
+        if not part:
+            return None
+        line += part
+    return wire.loads(bytes(line))
+
+
+# ---- backstops ----------------------------------------------------------------
+
+
+def die_with_the_grader() -> None:
+    """Ask Linux to kill this process when the grader ends, however it ends."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the grader's own watch still stops us
+        pass
+    if os.getppid() != CONFIG["grader_pid"]:  # the grader ended before the signal was set
+        os._exit(70)
+
+
+def limit_cpu_time(seconds: int) -> None:
+    """A CPU-time limit the lab cannot raise (the audit hook refuses setrlimit)."""
+    resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
+
+
+# ---- what the worker trusts, loaded before the lab ------------------------------
+
+
+def load_trusted() -> dict:
+    """Warm the helper and load the earlier labs the grader gives; {name: module}."""
+    academy_llm.tokenizer()
+    academy_llm.embed([], "wordllama")
+    academy_llm.embed(["warm"], "hash")
+    import IPython.core.inputtransformer2  # noqa: F401  (a notebook lab is read with it)
+
+    given = {}
+    for name, path in CONFIG["given"].items():
+        given[name] = academy_llm.load_lab(name, os.path.dirname(path))
+    return given
+
+
+def redirect_load_lab(given: dict) -> None:
+    """Earlier labs come from the grader's list: the given ones, else the student's own files.
+
+    A later lab calls load_lab("rag4"); here that is the reference rag4 the
+    grader gave, or (in a student's own repository) the student's rag4 from
+    the exact file the grader chose, never a stray copy beside it.
+    """
+    load = academy_llm.load_lab
+    files = CONFIG["files"]
+
+    def load_lab(name, folder=None):
+        if folder is not None:
+            return load(name, folder)
+        if name in given:
+            return given[name]
+        if name in files:
+            return load_file(name, files[name])
+        raise FileNotFoundError(
+            f"{CONFIG['lab']} builds on your {name}, but there is no {name} lab file in "
+            f"{CONFIG['lab_dir']}; add it (it can be unfinished)"
+        )
+
+    academy_llm.load_lab = load_lab
+
+
+def load_file(name: str, path: str):
+    """Import exactly the lab file at `path`, once: a stray copy beside it is never read."""
+    resolved = academy_llm.Path(path).resolve()
+    return academy_llm._loaded_labs.get(resolved) or load_exact(name, resolved)
+
+
+def load_exact(name: str, resolved):
+    """Import the file `resolved` as lab `name` (load_lab's own search would balk at a stray copy)."""
+    import importlib.util
+
+    module_name = f"lab_{name}_graded"
+    if resolved.suffix == ".ipynb":
+        spec = importlib.util.spec_from_loader(
+            module_name, academy_llm.NotebookLoader(resolved), origin=str(resolved))
+    else:
+        spec = importlib.util.spec_from_file_location(module_name, resolved)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    academy_llm._loaded_labs[resolved] = module
+    return module
+
+
+# ---- the wall ------------------------------------------------------------------------
+
+
+def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
+    """Refuse, from now on, what a lab must never do (see the module's docstring).
+
+    Everything the hook uses is captured here, as C functions and frozen
+    sets, so a lab that rebinds os.stat or os.path cannot steer it.
+    """
+    import posix
+
+    stat, lstat, getcwd, getpid = posix.stat, posix.lstat, posix.getcwd, posix.getpid
+    # The lab's own folder is always open to it (when the reference itself is graded, too);
+    # the worker's own code is no secret (the handout ships it), and tracebacks read it.
+    allowed = set(inodes_under([CONFIG["lab_dir"]])) | {key_of_file(p) for p in (__file__, wire.__file__)}
+    forbidden = frozenset(inodes_under(forbidden_roots)) - allowed
+    scratch_inode = (stat(scratch).st_dev, stat(scratch).st_ino)
+    root_inode = (stat("/").st_dev, stat("/").st_ino)
+    own_proc = (f"/proc/{getpid()}/", "/proc/self/", "/proc/thread-self/")
+    always_refused = frozenset({
+        "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+        "os.forkpty", "pty.spawn", "os.kill", "os.killpg", "signal.pthread_kill",
+        "resource.setrlimit", "resource.prlimit", "gc.get_objects", "gc.get_referrers",
+        "gc.get_referents", "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle",
+        "ctypes.cdata", "ctypes.cdata/buffer", "ctypes.call_function", "ctypes.addressof",
+        "ctypes.string_at", "ctypes.wstring_at", "os.chroot", "os.setuid", "os.setgid",
+        "urllib.Request", "webbrowser.open", "sys._current_frames", "sys.remote_exec",
+        "_posixsubprocess.fork_exec", "os.memfd_create",
+    })
+    path_events = {  # event -> positions of its path arguments, and whether it writes
+        "open": ((0,), None), "os.listdir": ((0,), False), "os.scandir": ((0,), False),
+        "glob.glob": ((0,), False), "os.remove": ((0,), True), "os.rmdir": ((0,), True),
+        "os.mkdir": ((0,), True), "os.rename": ((0, 1), True), "os.link": ((0, 1), True),
+        "os.symlink": ((0, 1), True), "os.chmod": ((0,), True), "os.chown": ((0,), True),
+        "os.utime": ((0,), True), "os.truncate": ((0,), True), "shutil.rmtree": ((0,), True),
+        "shutil.copyfile": ((1,), True), "shutil.move": ((1,), True), "os.chflags": ((0,), True),
+        "os.mkfifo": ((0,), True), "os.mknod": ((0,), True), "os.setxattr": ((0,), True),
+        "os.removexattr": ((0,), True),
+    }
+    busy = [False]  # the hook's own calls raise events too
+
+    def key_of(path: str, follow: bool = True):
+        try:
+            info = stat(path) if follow else lstat(path)
+        except (OSError, ValueError, TypeError):
+            return None
+        return (info.st_dev, info.st_ino)
+
+    def inside_scratch(path: str) -> bool:
+        """True if `path`, a file that may not exist yet, sits in the scratch folder (no link)."""
+        if path == "/dev/null":
+            return True
+        if not path.startswith("/"):
+            path = getcwd() + "/" + path
+        link = key_of(path, follow=False)
+        if link is not None and key_of(path) != link:  # a symbolic link: never written through
+            return False
+        folder = path.rstrip("/").rpartition("/")[0] or "/"
+        for _ in range(256):
+            here = key_of(folder)
+            if here is None or here == root_inode:
+                return False
+            if here == scratch_inode:
+                return True
+            folder += "/.."
+        return False
+
+    def refuse(what: str) -> None:
+        refused.append(what)
+        raise PermissionError(f"the grader refused {what} while a lab runs")
+
+    def check_path(event: str, path, writes: bool) -> None:
+        if isinstance(path, int) or path is None:
+            return  # an open file descriptor, checked when it was opened
+        if isinstance(path, bytes):
+            path = path.decode("utf-8", "surrogateescape")
+        path = str(path)
+        if path.startswith("/proc/") and not path.startswith(own_proc) and path[6:7].isdigit():
+            refuse(f"{event} {path!r} (another process)")
+        if key_of(path) in forbidden:
+            refuse(f"{event} {path!r} (the course's reference, tests or history)")
+        if writes and not inside_scratch(path):
+            refuse(f"{event} {path!r} for writing (a lab may write only in its scratch folder)")
+
+    def hook(event: str, args: tuple) -> None:
+        if busy[0]:
+            return
+        if event in always_refused or event.startswith("socket."):
+            busy[0] = True
+            try:
+                refused.append(f"{event}")
+            finally:
+                busy[0] = False
+            raise PermissionError(f"the grader refused {event} while a lab runs")
+        rule = path_events.get(event)
+        if rule is None:
+            return
+        positions, writes = rule
+        busy[0] = True
+        try:
+            if writes is None:  # open(path, mode, flags)
+                mode, flags = (args[1] if len(args) > 1 else "r"), (args[2] if len(args) > 2 else 0)
+                writes = any(c in str(mode or "") for c in "wax+") or bool(flags & 0o3 or flags & 0o100)
+            for position in positions:
+                if position < len(args):
+                    check_path(event, args[position], writes)
+        finally:
+            busy[0] = False
+
+    sys.addaudithook(hook)
+
+
+def key_of_file(path: str) -> tuple:
+    info = os.stat(path)
+    return (info.st_dev, info.st_ino)
+
+
+def inodes_under(roots: list[str]):
+    """(device, inode) of every file and folder under `roots`, read before the wall goes up."""
+    for root in roots:
+        if not os.path.exists(root):
+            continue
+        info = os.stat(root)
+        yield (info.st_dev, info.st_ino)
+        for folder, dirs, files in os.walk(root):
+            for name in dirs + files:
+                try:
+                    info = os.stat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                yield (info.st_dev, info.st_ino)
+
+
+# ---- serving calls ---------------------------------------------------------------
+
+
+class Bounded(io.TextIOBase):
+    """A text stream that keeps the first OUTPUT_LIMIT characters written to it and counts the rest."""
+
+    def __init__(self):
+        self.kept, self.dropped = [], 0
+        self.size = 0
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        text = str(text)
+        room = OUTPUT_LIMIT - self.size
+        if room > 0:
+            self.kept.append(text[:room])
+            self.size += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def text(self) -> str:
+        more = f"\n[{self.dropped} more characters not shown]" if self.dropped else ""
+        return "".join(self.kept) + more
+
+
+def error_message(error: BaseException, lab_file: str) -> dict:
+    """A lab's exception as data: its type, its builtin bases, its message, where it was raised."""
+    kind = type(error)
+    builtin = next(c.__name__ for c in kind.__mro__ if c.__module__ == "builtins")
+    where = ""
+    frames = traceback.StackSummary.extract(traceback.walk_tb(error.__traceback__), lookup_lines=False)
+    for frame in reversed(frames):
+        if frame.filename.endswith((".py", ".ipynb")) and "/site-packages/" not in frame.filename:
+            where = f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
+            if os.path.basename(frame.filename) == os.path.basename(lab_file):
+                break
+    try:
+        message = str(error)
+    except Exception:
+        message = "<the error's message could not be read>"
+    if isinstance(error, SystemExit):
+        message = f"the lab called sys.exit({error.code!r}); a lab's functions return, they never exit"
+    return {"type": kind.__name__, "builtin": builtin, "message": message[:2000], "where": where}
+
+
+def run(function, args, kwargs) -> dict:
+    """Call `function` with the lab's output caught; the reply to send."""
+    out = Bounded()
+    sys.stdout = sys.stderr = out
+    try:
+        value = function(*args, **kwargs)
+        reply = {"value": wire.encode(value)}
+    except BaseException as error:  # noqa: BLE001  (a lab may raise anything, even SystemExit)
+        reply = {"error": error_message(error, CONFIG["file"])}
+    finally:
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    reply["output"] = out.text()
+    return reply
+
+
+def serve(module) -> None:
+    """Answer calls until the grader closes the pipe."""
+    classes = vars(module)
+    while True:
+        request = read_request()
+        if request is None:
+            return
+        name = request["call"]
+        function = getattr(module, name, None)
+        if not callable(function):
+            reply = {"error": {"type": "AttributeError", "builtin": "AttributeError", "where": "",
+                               "message": f"the lab has no function {name}()"}, "output": ""}
+        else:
+            try:
+                args = wire.decode(request["args"], classes)
+                kwargs = wire.decode(request["kwargs"], classes)
+            except wire.WireError as error:
+                reply = {"error": {"type": "WireError", "builtin": "Exception",
+                                   "message": str(error), "where": ""}, "output": ""}
+            else:
+                reply = run(function, args, kwargs)
+        reply["refused"] = refused[:]
+        refused.clear()
+        try:
+            send(reply)
+        except wire.WireError as error:  # the lab's value could not be written as data
+            send({"error": {"type": "WireError", "builtin": "Exception", "message": str(error),
+                            "where": ""}, "output": "", "refused": []})
+
+
+def main() -> None:
+    sys.dont_write_bytecode = True  # importing a lab must not write beside it
+    die_with_the_grader()
+    limit_cpu_time(CONFIG["cpu_seconds"])
+    given = load_trusted()
+    redirect_load_lab(given)
+    os.chdir(CONFIG["scratch"])
+    install_audit_hook(CONFIG["forbidden"], CONFIG["scratch"])
+    send({"ready": "trusted"})
+    loaded = run(lambda: load_file(CONFIG["lab"], CONFIG["file"]), (), {})
+    if "error" in loaded:
+        loaded["refused"] = refused[:]
+        send(loaded)
+        return
+    module = load_file(CONFIG["lab"], CONFIG["file"])
+    send({"ready": "lab", "output": loaded["output"], "refused": refused[:]})
+    refused.clear()
+    serve(module)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,392 @@
+"""Write the handout: the course as a teacher gives it to students, with no reference code.
+
+    python tools/make_handout.py DIR           # DIR must not exist, or be empty
+    python tools/make_handout.py DIR --force   # replace what DIR holds
+
+The handout is a repository of its own, with one commit when git is installed,
+so a teacher can push it as it is. It holds the student labs and notebooks,
+academy_llm with its assets and datasets, pyproject.toml (so `pip install -e .`
+installs academy_llm), the grading tests and the modules they run on, and a
+README, requirements.txt and .gitignore written for the student (the README
+from tools/handout/README.md).
+
+It holds no reference code: no solutions/, no solution notebooks, no hidden
+tests, no tools. After writing, the build reads every file it wrote and stops
+if one holds an answer region's marker or sits in a reference folder. It is
+built in a folder beside DIR and moved into place only when it is complete,
+so a failed build leaves DIR as it was.
+"""
+
+import argparse
+import ast
+import importlib.util
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import NamedTuple
+
+ROOT = Path(__file__).resolve().parent.parent
+README_TEMPLATE = ROOT / "tools" / "handout" / "README.md"
+
+# The student's tests: glob patterns under the course folder, each file that
+# matches is copied. A module of tests/ that a copied file imports must match
+# one of them (the build checks it). Not here: tests/grading/hidden/ (the
+# instructor's hidden tests) and tests/test_*.py (the project's own checks,
+# which need solutions/).
+STUDENT_TESTS = (
+    "tests/conftest.py",
+    "tests/worker.py",
+    "tests/remote.py",
+    "tests/wire.py",
+    "tests/points.py",
+    "tests/text_strategies.py",
+    "tests/markdown_oracle.py",
+    "tests/fixtures/**/*",
+    "tests/grading/*.py",
+)
+
+# The rest of the course the student gets; each pattern must match a file.
+COURSE_FILES = (
+    "academy_llm.py",
+    "pyproject.toml",
+    "labs/rag*-*.py",
+    "notebooks/labs/rag*-*.ipynb",
+    "assets/*",
+    "datasets/**/*",
+)
+
+# What must never reach a student. The marker lines open and close an answer
+# region in solutions/ (tools/make_labs.py).
+REFERENCE_MARKERS = ("BEGIN SOLUTION", "END SOLUTION")
+REFERENCE_FOLDERS = (
+    "solutions", "notebooks/solutions", "tests/grading/hidden", "tools", "benchmarks"
+)
+NOT_COURSE_FILES = {"__pycache__", ".ipynb_checkpoints"}  # left behind by runs, never copied
+
+
+class RequirementGroup(NamedTuple):
+    """Lines of the course's requirements.txt that the student gets, under one comment."""
+
+    comment: str
+    names: tuple[str, ...]
+
+
+# The student's requirements.txt: these packages, with their versions as the
+# course's requirements.txt gives them. Every package there must be either
+# here or in PROJECT_ONLY, so a new one is never dropped unnoticed.
+STUDENT_REQUIREMENTS = (
+    RequirementGroup(
+        "The labs' helper academy_llm, with numpy, tiktoken, wordllama and matplotlib",
+        ("-e .",),
+    ),
+    RequirementGroup(
+        "The tests that check your labs",
+        ("pytest", "pytest-timeout", "hypothesis", "markdown-it-py"),
+    ),
+    RequirementGroup(
+        "The notebooks: JupyterLab, and jupytext to turn a notebook back into a lab file",
+        ("jupyterlab", "ipykernel", "ipython", "jupytext", "nbformat"),
+    ),
+)
+PROJECT_ONLY = {"nbclient", "nbconvert", "selenium"}  # the project's notebook and browser checks
+
+GITIGNORE = """\
+__pycache__/
+*.egg-info/
+.pytest_cache/
+.hypothesis/
+.ipynb_checkpoints/
+.venv/
+# plots a lab saves in the folder it runs from
+rag*.png
+"""
+
+GIT = ("-c", "user.name=Chunking Labs", "-c", "user.email=chunking-labs@example.invalid",
+       "-c", "commit.gpgsign=false")  # works with no git config of the teacher's own
+BRANCH = "main"
+
+
+class HandoutError(Exception):
+    """Why the handout cannot be written, in one line that says what to do."""
+
+
+class Summary(NamedTuple):
+    """What was written, for the lines printed at the end."""
+
+    folder: Path
+    files: int
+    size: int
+    git: str  # what became of the repository
+
+
+# ---- the target folder ---------------------------------------------------------------
+
+
+def check_target(target: Path, force: bool) -> None:
+    """Refuse a folder that overlaps the course, or holds something, unless --force."""
+    real = target.resolve()
+    if real == ROOT or ROOT in real.parents or real in ROOT.parents:
+        raise HandoutError(
+            f"{target} overlaps the course folder {ROOT}; write the handout elsewhere"
+        )
+    if force or not (target.exists() or target.is_symlink()):
+        return
+    if not target.is_dir():
+        raise HandoutError(
+            f"{target} is a file; choose a new folder, or pass --force to replace it"
+        )
+    if any(target.iterdir()):
+        raise HandoutError(
+            f"{target} is not empty; choose a new or empty folder, or pass --force to replace it"
+        )
+
+
+def put_in_place(built: Path, target: Path) -> None:
+    """Move the finished handout to `target`, replacing what is there (checked before)."""
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        shutil.rmtree(target)
+    built.rename(target)
+
+
+# ---- what goes in --------------------------------------------------------------------
+
+
+def load_tool(name: str):
+    """A tool of tools/ as a module, to ask it whether what it writes is current."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def check_labs_current() -> None:
+    """Refuse stale stubs: a student would get labs the grading tests no longer match."""
+    stale = load_tool("make_labs").stale_labs()
+    stale += load_tool("make_notebooks").stale_notebooks()
+    if stale:
+        raise HandoutError(
+            f"labs/ or notebooks/ is out of date ({', '.join(stale)}); "
+            f"run: python tools/make_labs.py && python tools/make_notebooks.py"
+        )
+
+
+def course_files(pattern: str) -> list[Path]:
+    """The files of the course that `pattern` matches, without what runs leave behind."""
+    return sorted(
+        path for path in ROOT.glob(pattern)
+        if path.is_file() and not NOT_COURSE_FILES & set(path.parts) and path.suffix != ".pyc"
+    )
+
+
+def required_files(patterns: tuple[str, ...]) -> list[Path]:
+    """Every file the patterns match; a pattern that matches none means the course is broken."""
+    files = []
+    for pattern in patterns:
+        matches = course_files(pattern)
+        if not matches:
+            raise HandoutError(f"the course has no {pattern}; restore it before making a handout")
+        files += matches
+    return files
+
+
+def readme_images(readme: str) -> list[Path]:
+    """The images of docs/ that the student README shows."""
+    images = [ROOT / name for name in re.findall(r"\]\((docs/[^)\s]+)\)", readme)]
+    for image in images:
+        if not image.is_file():
+            shown = image.relative_to(ROOT)
+            raise HandoutError(f"tools/handout/README.md shows {shown}, which is missing")
+    return images
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Top-level names of the modules a Python file imports, wherever in the file."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def check_test_imports(tests: list[Path]) -> None:
+    """Refuse tests that import a module of tests/ the handout leaves out: they could not run."""
+    course_modules = {path.stem for path in (ROOT / "tests").glob("*.py")}
+    copied = {path.stem for path in tests if path.parent == ROOT / "tests"}
+    for path in tests:
+        if path.suffix != ".py":
+            continue
+        missing = sorted((imported_modules(path) & course_modules) - copied)
+        if missing:
+            raise HandoutError(
+                f"{path.relative_to(ROOT)} imports {', '.join(missing)} from tests/, which "
+                f"STUDENT_TESTS in tools/make_handout.py leaves out; "
+                f"add it there or drop the import"
+            )
+
+
+def requirement_name(line: str) -> str:
+    """The package a requirements line names ("-e ." for the course itself), '' for none."""
+    spec = line.split(" #")[0].strip()
+    if spec.startswith("#") or not spec:
+        return ""
+    if spec.startswith("-e "):
+        return spec
+    return re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", spec).group().lower().replace("_", "-")
+
+
+def student_requirements() -> str:
+    """requirements.txt for the student: the course's lines they need, under comments for them."""
+    specs = {}
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        name = requirement_name(line)
+        if name:
+            specs[name] = line.split(" #")[0].strip()
+    given = {name for group in STUDENT_REQUIREMENTS for name in group.names}
+    unknown = sorted(set(specs) - given - PROJECT_ONLY)
+    missing = sorted(given - set(specs))
+    if unknown or missing:
+        raise HandoutError(
+            f"requirements.txt and STUDENT_REQUIREMENTS in tools/make_handout.py disagree "
+            f"(unsorted: {', '.join(unknown) or 'none'}; not in requirements.txt: "
+            f"{', '.join(missing) or 'none'}); sort each package into STUDENT_REQUIREMENTS "
+            f"or PROJECT_ONLY"
+        )
+    lines = ["# The whole set-up: pip install -r requirements.txt"]
+    for group in STUDENT_REQUIREMENTS:
+        lines += [f"# {group.comment}", *(specs[name] for name in group.names)]
+    return "\n".join(lines) + "\n"
+
+
+def write_handout(folder: Path) -> None:
+    """Copy the student's part of the course into `folder` and write the student's own files."""
+    readme = README_TEMPLATE.read_text(encoding="utf-8")
+    tests = [path for pattern in STUDENT_TESTS for path in course_files(pattern)]
+    check_test_imports(tests)
+    for source in required_files(COURSE_FILES) + tests + readme_images(readme):
+        destination = folder / source.relative_to(ROOT)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, destination)
+    (folder / "README.md").write_text(readme, encoding="utf-8")
+    (folder / "requirements.txt").write_text(student_requirements(), encoding="utf-8")
+    (folder / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+
+
+# ---- the checks at the end -----------------------------------------------------------
+
+
+def handout_files(folder: Path) -> list[Path]:
+    """Every file of the handout, outside its .git."""
+    return sorted(
+        path for path in folder.rglob("*")
+        if path.is_file() and ".git" not in path.relative_to(folder).parts
+    )
+
+
+def reference_code(folder: Path) -> list[str]:
+    """What in `folder` is reference code: files with an answer marker, reference folders."""
+    found = [name for name in REFERENCE_FOLDERS if (folder / name).exists()]
+    markers = [marker.encode() for marker in REFERENCE_MARKERS]
+    for path in handout_files(folder):
+        data = path.read_bytes()
+        if any(marker in data for marker in markers):
+            found.append(path.relative_to(folder).as_posix())
+    return found
+
+
+def check_no_reference_code(folder: Path) -> None:
+    """Stop before anything is committed or put in place if reference code got in."""
+    found = reference_code(folder)
+    if found:
+        raise HandoutError(
+            f"the handout would hold reference code ({', '.join(found)}); nothing was written"
+        )
+
+
+# ---- git -----------------------------------------------------------------------------
+
+
+def commit(folder: Path) -> str:
+    """Make the handout a repository with one commit, so the teacher can push it."""
+    git = shutil.which("git")
+    if git is None:
+        return "git was not found, so it is not a repository yet (git init there to push it)"
+    for args in (
+        ("init", "-q", "-b", BRANCH),
+        ("add", "-A"),
+        ("commit", "-q", "--no-verify", "-m", "Chunking Labs: the student labs"),
+    ):
+        done = subprocess.run([git, *GIT, *args], cwd=folder, capture_output=True, text=True)
+        if done.returncode != 0:
+            reason = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise HandoutError(f"git {args[0]} failed in the handout: {reason}")
+    return f"a git repository with one commit on branch {BRANCH}"
+
+
+# ---- the whole build -----------------------------------------------------------------
+
+
+def make_handout(target: Path, force: bool) -> Summary:
+    """Build the handout beside `target`, check it, commit it, and move it into place."""
+    check_target(target, force)
+    check_labs_current()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    built = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        write_handout(built)
+        check_no_reference_code(built)
+        files = handout_files(built)
+        size = sum(path.stat().st_size for path in files)
+        git = commit(built)
+        put_in_place(built, target)
+    except BaseException:
+        shutil.rmtree(built, ignore_errors=True)
+        raise
+    return Summary(target, len(files), size, git)
+
+
+def report(summary: Summary) -> str:
+    """The lines printed at the end: what was written, and what the teacher does next."""
+    folder = shlex.quote(str(summary.folder))
+    lines = [
+        f"Handout written to {summary.folder}: {summary.files} files, "
+        f"{summary.size / 1e6:.1f} MB; {summary.git}.",
+        "Next:",
+        f"  cd {folder}",
+    ]
+    if summary.git.startswith("a git repository"):
+        lines.append(f"  git remote add origin YOUR-REPOSITORY-URL && git push -u origin {BRANCH}")
+    lines += [
+        "Try it as a student would:",
+        "  python3 -m venv .venv && . .venv/bin/activate",
+        "  pip install -r requirements.txt",
+        "  python labs/rag4-chunking.py   # stops at the first TODO",
+        "  pytest                         # grades labs/",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description="Write the course's student handout to DIR.")
+    parser.add_argument("dir", metavar="DIR", help="a new or empty folder")
+    parser.add_argument("--force", action="store_true", help="replace what DIR holds")
+    args = parser.parse_args(argv)
+    try:
+        summary = make_handout(Path(os.path.abspath(args.dir)), args.force)
+    except (HandoutError, OSError) as error:
+        print(f"make_handout: {error}", file=sys.stderr)
+        return 1
+    print(report(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,386 @@
+"""Which students' code is too alike: each pair of students, and each student and the reference.
+
+What is compared, lab by lab: the functions a student writes, those that
+hold a `# BEGIN SOLUTION` region in solutions/<lab>-*.py, found by name in the
+student's lab file (a script, or a notebook's code cells in order). Of each
+function only what the student wrote counts: its docstring, and the statements
+the lab gives before and after the region, are left out, since every student
+has them. A function that is still its stub (it raises
+NotImplementedError("TODO(...")) is left out: stubs are alike by design.
+
+Layout, comments and names must not hide a copy, so each function is parsed
+with ast and normalised: every name it binds (arguments, variables, loop
+targets, nested functions) becomes v0, v1, ... in the order of first use, and
+ast.unparse writes it back in one layout, with no comments. Names from outside
+the function (modules, helpers, builtins), attribute names and constants stay:
+they are what the code does. The text is then cut into tokens.
+
+The score is the Jaccard similarity of 5-token shingles (every run of five
+consecutive tokens): shingles two students share over all the shingles either
+has, summed over the functions of a lab that both wrote. 1.0 is the same code
+up to names and layout; one changed token in a function of 200 costs about
+0.05. Shingles rather than an edit distance: moving a block of code does not
+hide it, and sets are cheap enough to compare every pair of a large class.
+
+A lab is flagged when its score is at least THRESHOLD over at least
+MIN_SHINGLES shingles: short functions that every correct answer writes alike
+do not flag anyone on their own.
+"""
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+from academy_llm import lab_file
+
+BEGIN = "# BEGIN SOLUTION"
+END = "# END SOLUTION"
+SHINGLE = 5  # tokens per shingle
+THRESHOLD = 0.9  # a lab at least this alike is flagged...
+MIN_SHINGLES = 60  # ...when it has at least this many shingles (some 8 lines of code)
+LISTED = 0.6  # pairs at least this alike are listed in the report, flagged or not
+REFERENCE = "solutions/"  # how the report names the reference
+TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+# ---- what a student writes ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Template:
+    """A function the student completes, and the statements the lab gives around its region."""
+
+    name: str
+    before: tuple[str, ...]  # ast.dump of each given statement before the region
+    after: tuple[str, ...]  # and after it
+
+
+def statements(function: ast.FunctionDef) -> list[ast.stmt]:
+    """The function's body without its docstring, which the lab gives."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if isinstance(body[0].value.value, str):
+            return body[1:]
+    return body
+
+
+def templates(source: str) -> list[Template]:
+    """The functions of a solution's text that hold an answer region, in order.
+
+    A region belongs to the innermost function around its BEGIN line. Comments
+    are not in the ast, so the markers are found in the text and placed by line.
+    """
+    lines = source.splitlines()
+    functions = [
+        node for node in ast.walk(ast.parse(source))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    found: dict[str, Template] = {}  # in the order of the regions, which is the file's
+    for number, line in enumerate(lines, start=1):
+        if line.strip() != BEGIN:
+            continue
+        around = [f for f in functions if f.lineno < number <= f.end_lineno]
+        function = max(around, key=lambda f: f.lineno)
+        end = next(n for n in range(number, len(lines) + 1) if lines[n - 1].strip() == END)
+        body = statements(function)
+        found[function.name] = Template(
+            function.name,
+            tuple(ast.dump(s) for s in body if s.end_lineno < number),
+            tuple(ast.dump(s) for s in body if s.lineno > end),
+        )
+    return list(found.values())
+
+
+def reference_templates(solutions: Path, labs: list[str]) -> dict[str, list[Template]]:
+    """For each lab, the functions a student writes, read from its solution file."""
+    return {lab: templates(lab_file(lab, solutions).read_text(encoding="utf-8")) for lab in labs}
+
+
+def code_of(path: Path) -> str:
+    """The Python code of a lab file: a script as it is, a notebook's code cells in order.
+
+    A notebook cell is read as IPython reads it, so a `%magic` or `!command`
+    line becomes a call instead of a syntax error.
+    """
+    if path.suffix != ".ipynb":
+        return path.read_text(encoding="utf-8", errors="replace")
+    from IPython.core.inputtransformer2 import TransformerManager  # slow to import: on need
+
+    reader = TransformerManager()
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "\n".join(
+        reader.transform_cell("".join(cell["source"]))
+        for cell in cells if cell.get("cell_type") == "code"
+    )
+
+
+def written_part(function: ast.FunctionDef, template: Template) -> list[ast.stmt]:
+    """The statements the student wrote: the body less the given ones at either end."""
+    body = statements(function)
+    start = 0
+    for given, statement in zip(template.before, body):
+        if ast.dump(statement) != given:
+            break
+        start += 1
+    stop = len(body)
+    for given, statement in zip(reversed(template.after), reversed(body[start:])):
+        if ast.dump(statement) != given:
+            break
+        stop -= 1
+    return body[start:stop]
+
+
+def is_stub(part: list[ast.stmt]) -> bool:
+    """True if the written part still raises the lab's NotImplementedError("TODO(...")."""
+    for node in ast.walk(ast.Module(body=part, type_ignores=[])):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            call = node.exc
+            if getattr(call.func, "id", None) == "NotImplementedError" and call.args:
+                message = call.args[0]
+                if isinstance(message, ast.Constant) and str(message.value).startswith("TODO("):
+                    return True
+    return False
+
+
+# ---- normalised, then cut into shingles ----------------------------------------
+
+
+def bound_names(function: ast.FunctionDef) -> set[str]:
+    """Every name the function (or anything nested in it) binds, less global/nonlocal ones."""
+    bound, declared = set(), set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node is not function:
+                bound.add(node.name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+    return bound - declared
+
+
+class Renamer(ast.NodeTransformer):
+    """Renames the function's own names to v0, v1, ... in the order they are first met."""
+
+    def __init__(self, local: set[str]):
+        self.local = local
+        self.names: dict[str, str] = {}
+
+    def placeholder(self, name: str) -> str:
+        if name not in self.local:
+            return name
+        return self.names.setdefault(name, f"v{len(self.names)}")
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        node.id = self.placeholder(node.id)
+        return node
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.arg = self.placeholder(node.arg)
+        node.annotation = None
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        node.name = self.placeholder(node.name)
+        node.returns = None
+        return self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.ClassDef:
+        node.name = self.placeholder(node.name)
+        return self.generic_visit(node)
+
+
+def normalised(function: ast.FunctionDef, part: list[ast.stmt]) -> str:
+    """The written part as layout-free text, with the function's own names as placeholders.
+
+    The arguments are renamed first, in their order, so an argument keeps its
+    placeholder whatever the written part uses first.
+    """
+    renamer = Renamer(bound_names(function))
+    renamer.visit(function.args)
+    return ast.unparse([renamer.visit(statement) for statement in part])
+
+
+def shingles(text: str) -> frozenset[tuple[str, ...]]:
+    """Every run of SHINGLE consecutive tokens of `text` (the whole text if it is shorter)."""
+    tokens = TOKEN.findall(text)
+    if len(tokens) <= SHINGLE:
+        return frozenset([tuple(tokens)]) if tokens else frozenset()
+    return frozenset(tuple(tokens[i : i + SHINGLE]) for i in range(len(tokens) - SHINGLE + 1))
+
+
+@dataclass
+class LabWork:
+    """One lab file's written functions, normalised: name -> shingles. `problem` if unreadable."""
+
+    functions: dict[str, frozenset] = field(default_factory=dict)
+    problem: str = ""
+
+
+def lab_work(path: Path, wanted: list[Template]) -> LabWork:
+    """The written, non-stub functions of one lab file, as shingles.
+
+    A function is looked up by name at the top level of the file; with two
+    definitions of the same name, the last one is what Python keeps.
+    """
+    try:
+        tree = ast.parse(code_of(path))
+    except (SyntaxError, ValueError) as error:
+        return LabWork(problem=f"{path.name} cannot be parsed ({type(error).__name__}: {error})")
+    defined = {
+        node.name: node for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    work = LabWork()
+    for template in wanted:
+        function = defined.get(template.name)
+        if function is None:
+            continue
+        part = written_part(function, template)
+        if part and not is_stub(part):
+            work.functions[template.name] = shingles(normalised(function, part))
+    return work
+
+
+# ---- comparing ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Match:
+    """How alike two students (or a student and the reference) are on one lab."""
+
+    lab: str
+    first: str
+    second: str  # REFERENCE for the reference
+    score: float
+    shingles: int  # all shingles of the functions compared: how much code the score rests on
+    functions: tuple[str, ...]
+
+    @property
+    def flagged(self) -> bool:
+        return self.score >= THRESHOLD and self.shingles >= MIN_SHINGLES
+
+
+def compare(lab: str, first: str, a: LabWork, second: str, b: LabWork) -> Match | None:
+    """The Jaccard score of two students' shared functions of a lab; None if they share none."""
+    names = tuple(name for name in a.functions if name in b.functions)
+    shared = sum(len(a.functions[n] & b.functions[n]) for n in names)
+    either = sum(len(a.functions[n] | b.functions[n]) for n in names)
+    if not either:
+        return None
+    return Match(lab, first, second, shared / either, either, names)
+
+
+@dataclass
+class Findings:
+    """Every listed pair, every student against the reference, and what could not be read."""
+
+    pairs: list[Match]
+    reference: list[Match]
+    problems: list[str]
+
+    def flags(self) -> dict[str, list[str]]:
+        """Short flags per student: "same-as-reference", "copy-of:<other>".
+
+        Two students who both match the reference on a lab are explained by
+        it, so that lab does not flag them as copies of each other.
+        """
+        near = {(m.first, m.lab) for m in self.reference if m.flagged}
+        flags: dict[str, list[str]] = {}
+        for student, _ in sorted(near):
+            add(flags, student, "same-as-reference")
+        for match in self.pairs:
+            if match.flagged and not {(match.first, match.lab), (match.second, match.lab)} <= near:
+                add(flags, match.first, f"copy-of:{match.second}")
+                add(flags, match.second, f"copy-of:{match.first}")
+        return flags
+
+
+def add(flags: dict[str, list[str]], student: str, flag: str) -> None:
+    """Add a flag to a student's list once."""
+    if flag not in flags.setdefault(student, []):
+        flags[student].append(flag)
+
+
+def find_similar(students: dict[str, dict[str, Path]], solutions: Path,
+                 labs: list[str]) -> Findings:
+    """Compare every pair of students, and each with the reference, lab by lab.
+
+    `students` maps a student to their lab files (lab -> path); a lab without
+    a file has nothing to compare.
+    """
+    wanted = reference_templates(solutions, labs)
+    reference = {lab: lab_work(lab_file(lab, solutions), wanted[lab]) for lab in labs}
+    work = {
+        student: {lab: lab_work(path, wanted[lab]) for lab, path in files.items() if lab in wanted}
+        for student, files in sorted(students.items())
+    }
+    problems = [
+        f"{student} {lab}: {done.problem}"
+        for student, labs_done in work.items() for lab, done in labs_done.items() if done.problem
+    ]
+    against_reference = [
+        match for student, labs_done in work.items() for lab, done in labs_done.items()
+        if (match := compare(lab, student, done, REFERENCE, reference[lab]))
+    ]
+    pairs = [
+        match for first, second in combinations(work, 2) for lab in labs
+        if lab in work[first] and lab in work[second]
+        if (match := compare(lab, first, work[first][lab], second, work[second][lab]))
+        if match.score >= LISTED
+    ]
+    return Findings(sorted(pairs, key=most_alike_first),
+                    sorted(against_reference, key=most_alike_first), problems)
+
+
+def most_alike_first(match: Match) -> tuple:
+    """Sort key: highest score first, then by lab and names, so the report is stable."""
+    return -match.score, match.lab, match.first, match.second
+
+
+# ---- the report -----------------------------------------------------------------
+
+
+def table(matches: list[Match], who) -> list[str]:
+    """A Markdown table of matches, most alike first."""
+    rows = ["| score | lab | students | shingles | functions compared | flagged |",
+            "|---:|---|---|---:|---|---|"]
+    rows += [
+        f"| {m.score:.2f} | {m.lab} | {who(m)} | {m.shingles} | {', '.join(m.functions)} "
+        f"| {'yes' if m.flagged else ''} |"
+        for m in matches
+    ]
+    return rows
+
+
+def report(findings: Findings) -> str:
+    """similarity.md: the method in two lines, then the pairs and the reference matches."""
+    listed = [m for m in findings.reference if m.score >= LISTED]
+    lines = [
+        "# Similar code",
+        "",
+        f"Score: Jaccard similarity of {SHINGLE}-token shingles of the written functions, "
+        "normalised (no comments, docstrings or layout; local names replaced), "
+        "over the functions both wrote in a lab.",
+        f"Flagged: score >= {THRESHOLD} over at least {MIN_SHINGLES} shingles. "
+        f"Listed: score >= {LISTED}.",
+        "",
+        "## Pairs of students",
+        "",
+    ]
+    lines += table(findings.pairs, lambda m: f"{m.first}, {m.second}") if findings.pairs else [
+        "None listed."]
+    lines += ["", f"## Students and the reference ({REFERENCE})", ""]
+    lines += table(listed, lambda m: m.first) if listed else ["None listed."]
+    if findings.problems:
+        lines += ["", "## Not compared", ""] + [f"- {problem}" for problem in findings.problems]
+    return "\n".join(lines) + "\n"
