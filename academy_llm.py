@@ -664,6 +664,12 @@ class LabFailed(Exception):
         return [f"LabFailed: {self}"]
 
 
+def _lab_of(main) -> str:
+    """'rag5' for the main() of rag5-recursive-chunking.py (or its notebook); '' if unknown."""
+    match = re.match(r"(rag\d+)-", Path(main.__code__.co_filename).name)
+    return match.group(1) if match else ""
+
+
 def run_lab(main) -> None:
     """Run a lab's `main()`, which returns True when all its invariants hold.
 
@@ -678,6 +684,10 @@ def run_lab(main) -> None:
         if not str(error).startswith("TODO("):
             raise
         message = f"{error}\n  -> fill in {todo_advice(error)}."
+        lab, todo = _lab_of(main), re.match(r"TODO\((\w+)\) (\w+)\(\)", str(error))
+        if lab and todo and todo.group(1) != lab:  # the TODO is in an earlier lab
+            earlier = todo.group(1)
+            message = f"{lab} builds on your {earlier}, which stops at {todo.group()}; finish {earlier} first.\n{message}"
         if _in_notebook():
             raise LabFailed(message) from None
         print(f"\n{message}", file=sys.stderr)

@@ -289,7 +289,8 @@ class RemoteLab:
         what = describe(function, args, kwargs)
         self.last_call = what
         if self._unavailable:
-            raise LabUnavailable(self._unavailable)
+            hung = "timed out" in self._unavailable
+            raise LabUnavailable(f"{what} not run: {self._unavailable}" if hung else self._unavailable)
         if function in self._hung:
             raise LabTimeout(f"{what} not run: {self._hung[function]}")
         worker = self._start()
@@ -349,10 +350,10 @@ class RemoteLab:
             raise LabBadValue(f"{what}: {error}") from None
         if reply is None:
             self._stop()
+            if function is None:  # the lab's own import never ended
+                self._unavailable = f"{what} timed out after {round(seconds):g} s (an endless loop?)"
+                raise LabUnavailable(self._unavailable)
             reason = f"{what} timed out after {Clock.limit:g} s (an endless loop?)"
-            if function is None:
-                self._unavailable = reason
-                raise LabUnavailable(reason)
             self._hung[function] = f"it timed out in an earlier call: {reason}"
             raise LabTimeout(reason)
         return reply

@@ -138,7 +138,7 @@ FAULTS = [
           reason=r"^token_windows\(.*(timed out after \d+ s \(an endless loop\?\)$|not run: it timed out)"),
     Fault("rag5", "the lab loops forever when imported: one time limit, then the rest of its tests at once",
           old='rag4 = load_lab("rag4")', new='rag4 = load_lab("rag4")\nwhile True:\n    pass',
-          costs=r".", reason=r"^importing rag5 timed out after \d+ s"),
+          costs=r".", reason=r"^(.* not run: )?importing rag5 timed out after \d+ s"),
     Fault("rag7", "header_chunks raises on one input",
           old="    if metadata is None:\n",
           new="    if title == 'Docs':\n        raise RuntimeError('planted')\n    if metadata is None:\n",
@@ -292,8 +292,8 @@ def test_cheats_earn_nothing_and_leave_no_trace(runs):
     rag7 = scores["labs"]["rag7"]  # header_chunks calls make_header, so both pay
     assert rag7["functions"]["make_header"]["earned"] == 0
     assert all("the grader refused" in t["message"] for t in rag7["tests"] if t["outcome"] != "passed")
-    assert any("refused os.kill" in flag for flag in rag7["flags"]), rag7["flags"]
-    assert any("refused subprocess.Popen" in flag for flag in rag7["flags"]), rag7["flags"]
+    assert "refused: os.kill" in rag7["flags"], rag7["flags"]
+    assert "refused: subprocess.Popen" in rag7["flags"], rag7["flags"]
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads processes from Linux's /proc")

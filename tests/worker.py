@@ -21,6 +21,7 @@ grader, which fails the test and says why, even if the lab caught the error.
     python worker.py CONFIG_JSON      (started by remote.py, never by hand)
 """
 
+import importlib.machinery
 import io
 import json
 import os
@@ -187,6 +188,7 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
         "os.mkfifo": ((0,), True), "os.mknod": ((0,), True), "os.setxattr": ((0,), True),
         "os.removexattr": ((0,), True),
     }
+    native_suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
     busy = [False]  # the hook's own calls raise events too
 
     def key_of(path: str, follow: bool = True):
@@ -231,6 +233,8 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
             refuse(f"{event} {path!r} (the course's reference, tests or history)")
         if writes and not inside_scratch(path):
             refuse(f"{event} {path!r} for writing (a lab may write only in its scratch folder)")
+        if writes and path.endswith(native_suffixes):
+            refuse(f"{event} {path!r} (native code would get round the wall)")
 
     def hook(event: str, args: tuple) -> None:
         if busy[0]:

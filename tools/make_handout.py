@@ -48,6 +48,7 @@ STUDENT_TESTS = (
     "tests/markdown_oracle.py",
     "tests/fixtures/**/*",
     "tests/grading/*.py",
+    "tests/grading/reference_times.json",  # the time limits, so a student's match the grader's
 )
 
 # The rest of the course the student gets; each pattern must match a file.
@@ -121,7 +122,7 @@ class Summary(NamedTuple):
     folder: Path
     files: int
     size: int
-    git: str  # what became of the repository
+    committed: bool  # False where git is not installed
 
 
 # ---- the target folder ---------------------------------------------------------------
@@ -181,7 +182,7 @@ def course_files(pattern: str) -> list[Path]:
     """The files of the course that `pattern` matches, without what runs leave behind."""
     return sorted(
         path for path in ROOT.glob(pattern)
-        if path.is_file() and not NOT_COURSE_FILES & set(path.parts) and path.suffix != ".pyc"
+        if path.is_file() and not NOT_COURSE_FILES & set(path.parts)
     )
 
 
@@ -252,13 +253,16 @@ def student_requirements() -> str:
             specs[name] = line.split(" #")[0].strip()
     given = {name for group in STUDENT_REQUIREMENTS for name in group.names}
     unknown = sorted(set(specs) - given - PROJECT_ONLY)
-    missing = sorted(given - set(specs))
-    if unknown or missing:
+    if unknown:
         raise HandoutError(
-            f"requirements.txt and STUDENT_REQUIREMENTS in tools/make_handout.py disagree "
-            f"(unsorted: {', '.join(unknown) or 'none'}; not in requirements.txt: "
-            f"{', '.join(missing) or 'none'}); sort each package into STUDENT_REQUIREMENTS "
-            f"or PROJECT_ONLY"
+            f"requirements.txt lists {', '.join(unknown)}, which tools/make_handout.py has in "
+            f"neither STUDENT_REQUIREMENTS nor PROJECT_ONLY; add each to one of them"
+        )
+    missing = sorted(given - set(specs))
+    if missing:
+        raise HandoutError(
+            f"STUDENT_REQUIREMENTS in tools/make_handout.py names {', '.join(missing)}, "
+            f"which requirements.txt does not list; drop it there"
         )
     lines = ["# The whole set-up: pip install -r requirements.txt"]
     for group in STUDENT_REQUIREMENTS:
@@ -314,11 +318,11 @@ def check_no_reference_code(folder: Path) -> None:
 # ---- git -----------------------------------------------------------------------------
 
 
-def commit(folder: Path) -> str:
-    """Make the handout a repository with one commit, so the teacher can push it."""
+def commit(folder: Path) -> bool:
+    """Make the handout a repository with one commit, so the teacher can push it; False: no git."""
     git = shutil.which("git")
     if git is None:
-        return "git was not found, so it is not a repository yet (git init there to push it)"
+        return False
     for args in (
         ("init", "-q", "-b", BRANCH),
         ("add", "-A"),
@@ -328,7 +332,7 @@ def commit(folder: Path) -> str:
         if done.returncode != 0:
             reason = (done.stderr.strip().splitlines() or ["no message"])[-1]
             raise HandoutError(f"git {args[0]} failed in the handout: {reason}")
-    return f"a git repository with one commit on branch {BRANCH}"
+    return True
 
 
 # ---- the whole build -----------------------------------------------------------------
@@ -345,25 +349,29 @@ def make_handout(target: Path, force: bool) -> Summary:
         check_no_reference_code(built)
         files = handout_files(built)
         size = sum(path.stat().st_size for path in files)
-        git = commit(built)
+        committed = commit(built)
         put_in_place(built, target)
     except BaseException:
         shutil.rmtree(built, ignore_errors=True)
         raise
-    return Summary(target, len(files), size, git)
+    return Summary(target, len(files), size, committed)
 
 
 def report(summary: Summary) -> str:
     """The lines printed at the end: what was written, and what the teacher does next."""
-    folder = shlex.quote(str(summary.folder))
+    if summary.committed:
+        git = f"a git repository with one commit on branch {BRANCH}"
+        push = f"  git remote add origin YOUR-REPOSITORY-URL && git push -u origin {BRANCH}"
+    else:
+        git = "not a git repository (git was not found)"
+        push = f"  git init -b {BRANCH} && git add -A && git commit -m 'Chunking Labs'"
     lines = [
         f"Handout written to {summary.folder}: {summary.files} files, "
-        f"{summary.size / 1e6:.1f} MB; {summary.git}.",
+        f"{summary.size / 1e6:.1f} MB; {git}.",
         "Next:",
-        f"  cd {folder}",
+        f"  cd {shlex.quote(str(summary.folder))}",
+        push,
     ]
-    if summary.git.startswith("a git repository"):
-        lines.append(f"  git remote add origin YOUR-REPOSITORY-URL && git push -u origin {BRANCH}")
     lines += [
         "Try it as a student would:",
         "  python3 -m venv .venv && . .venv/bin/activate",
