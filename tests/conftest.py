@@ -200,16 +200,16 @@ def failure_reason(error: BaseException, last_call: str) -> str:
     group = getattr(error, "exceptions", None)
     if group:  # an exception group: hypothesis found several distinct failures
         return one_line(f"{len(group)} distinct failures, the first: {failure_reason(group[0], last_call)}")
-    if isinstance(error, remote.LabProblem):
-        return one_line(str(error))
     message = one_line(str(error))
+    if isinstance(error, remote.LabProblem) and not getattr(error, "lab_call", None):
+        return message
     if getattr(error, "lab_call", None):  # the lab's own exception, raised in the worker
         where = f" (at {error.lab_where})" if error.lab_where else ""
         if " at TODO(" in message:
             return one_line(f"{error.lab_call}: {message}")
         return one_line(f"{error.lab_call} raised {error.lab_type}: {message}{where}")
     problem = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    if isinstance(error, AssertionError):
+    if isinstance(error, (AssertionError, ValueError)):  # a check of the judge's own: its words suffice
         problem = message or "an assertion failed"
     return one_line(f"{last_call}: {problem}" if last_call else problem)
 

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.timeout(600)  # each test here grades whole folders in 
 class Grading:
     """A fresh pytest grading the tests `tests` on `lab_dir`, started now, its output in `folder`."""
 
-    def __init__(self, lab_dir: Path, folder: Path, tests=GRADING, options=()):
+    def __init__(self, lab_dir: Path, folder: Path, tests=GRADING, options=(), env=None):
         self.report = folder / f"{lab_dir.name}.json"
         self.output = folder / f"{lab_dir.name}.out"
         self.started = time.monotonic()
@@ -31,7 +31,7 @@ class Grading:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests,
                  "--lab-dir", str(lab_dir), "--grade-json", str(self.report), *options],
-                cwd=ROOT, stdout=output, stderr=subprocess.STDOUT,
+                cwd=ROOT, stdout=output, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
             )
 
     def result(self) -> tuple[str, dict]:
@@ -45,10 +45,12 @@ class Grading:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """The reference, the stubs, a folder of planted faults and one of cheats, graded side by side."""
+    """The reference, the stubs, planted faults, cheats and a student's own labs, graded side by side."""
     planted, cheats = tmp_path_factory.mktemp("planted"), tmp_path_factory.mktemp("cheats")
+    own = tmp_path_factory.mktemp("own")
     plant(planted)
     write_cheats(cheats)
+    write_own_labs(own)
     out = tmp_path_factory.mktemp("grades")
     floor = ("--time-floor", str(TIME_FLOOR))
     started = {
@@ -57,6 +59,8 @@ def runs(tmp_path_factory):
         "planted": Grading(planted, out, [f"tests/grading/test_{lab}.py" for lab in PLANTED_LABS],
                            options=floor),
         "cheats": Grading(cheats, out, [f"tests/grading/test_{lab}.py" for lab in CHEATS], options=floor),
+        "own": Grading(own, out, [f"tests/grading/test_{lab}.py" for lab in OWN_LABS], options=floor,
+                       env={"ACADEMY_GRADE_WITH_OWN_LABS": "1"}),
     }
     return {name: grading.result() for name, grading in started.items()}
 
@@ -344,3 +348,53 @@ def wait_for(condition, seconds: float):
         if value or time.monotonic() > deadline:
             return value
         time.sleep(0.2)
+
+
+# ---- a student's own labs, as in the handout ----------------------------------------
+# A stub rag4 under a rag5 that lets chunks run 8 tokens over budget, and a rag9 that is
+# not Python: each lab is graded on the student's own earlier labs.
+
+OWN_LABS = ("rag4", "rag5", "rag9")
+
+
+def write_own_labs(folder: Path) -> None:
+    shutil.copy(ROOT / "labs" / "rag4-chunking.py", folder)
+    text = (ROOT / "solutions" / "rag5-recursive-chunking.py").read_text(encoding="utf-8")
+    for budget in ("        if chunks and total + tokens <= max_tokens:\n",
+                   "        if n_tokens <= max_tokens:\n            chunks.append("):
+        assert text.count(budget) == 1, "the planted budget fault no longer fits rag5"
+        text = text.replace(budget, budget.replace("max_tokens:", "max_tokens + 8:"))
+    (folder / "rag5-recursive-chunking.py").write_text(text, encoding="utf-8")
+    (folder / "rag9-semantic-chunking.py").write_text("def window_texts(:\n", encoding="utf-8")
+
+
+def test_a_later_lab_says_which_of_the_students_own_labs_to_finish(runs):
+    _, scores = runs["own"]
+    messages = {t["message"] for t in scores["labs"]["rag5"]["tests"]}
+    assert any(m.endswith("rag5 builds on your rag4, which stops at TODO(rag4) token_windows(); "
+                          "finish rag4 first") for m in messages), messages
+
+
+MESSAGES = ROOT / "docs" / "instructors.md"
+
+
+def message_table() -> dict[str, str]:
+    """{what happened: the message} from the instructors' page's table of failure messages."""
+    section = MESSAGES.read_text(encoding="utf-8").split("## 4. What a failure message means", 1)[1]
+    rows = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        code = re.fullmatch(r"`(.*)`", cells[-1]) if len(cells) == 2 else None
+        if code:
+            rows[cells[0]] = code.group(1)
+    return rows
+
+
+def test_every_kind_of_message_in_the_table_is_what_the_grader_says(runs):
+    said = [t["message"] for name in ("labs", "planted", "cheats", "own")
+            for lab in runs[name][1]["labs"].values() for t in lab["tests"]]
+    table = message_table()
+    assert len(table) >= 12
+    for situation, message in table.items():
+        pattern = re.compile(".+?".join(re.escape(part) for part in message.split("…")))
+        assert any(pattern.fullmatch(m) for m in said), f"{situation}: nothing like {message!r}"

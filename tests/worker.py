@@ -312,17 +312,16 @@ class Bounded(io.TextIOBase):
         return "".join(self.kept) + more
 
 
-def error_message(error: BaseException, lab_file: str) -> dict:
+def error_message(error: BaseException) -> dict:
     """A lab's exception as data: its type, its builtin bases, its message, where it was raised."""
     kind = type(error)
     builtin = next(c.__name__ for c in kind.__mro__ if c.__module__ == "builtins")
     where = ""
     frames = traceback.StackSummary.extract(traceback.walk_tb(error.__traceback__), lookup_lines=False)
-    for frame in reversed(frames):
-        if frame.filename.endswith((".py", ".ipynb")) and "/site-packages/" not in frame.filename:
+    for frame in reversed(frames):  # the innermost line of the student's own code
+        if os.path.dirname(frame.filename) == CONFIG["lab_dir"]:
             where = f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
-            if os.path.basename(frame.filename) == os.path.basename(lab_file):
-                break
+            break
     try:
         message = str(error)
     except Exception:
@@ -340,7 +339,7 @@ def run(function, args, kwargs) -> dict:
         value = function(*args, **kwargs)
         reply = {"value": wire.encode(value)}
     except BaseException as error:  # noqa: BLE001  (a lab may raise anything, even SystemExit)
-        reply = {"error": error_message(error, CONFIG["file"])}
+        reply = {"error": error_message(error)}
     finally:
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
     reply["output"] = out.text()
