@@ -384,10 +384,16 @@ def test_name(item) -> str:
 
 
 def course_commit() -> str | None:
-    """The course's git commit, so a report says which version of the tests graded it."""
+    """The course's git commit, so a report says which version of the tests graded it.
+
+    Without git (a Gradescope autograder), the COURSE_COMMIT file its zip carries.
+    """
     try:
         result = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"],
                                 capture_output=True, text=True, timeout=10)
+        if result.returncode == 0 and result.stdout.strip():
+            return result.stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return None
-    return result.stdout.strip() or None if result.returncode == 0 else None
+        pass
+    recorded = ROOT / "COURSE_COMMIT"
+    return recorded.read_text(encoding="utf-8").strip() or None if recorded.is_file() else None

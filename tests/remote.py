@@ -49,6 +49,7 @@ STARTUP_LIMIT = 120.0  # seconds for a worker to load what it trusts (not the la
 LAB_LOAD_FLOOR = 10.0  # seconds at least for importing the lab itself
 CPU_SECONDS = 900  # a worker's own backstop: its whole life's CPU time
 FILE_SIZE_LIMIT = 64 << 20  # bytes: the largest file a worker may write (its scratch, its log)
+MEMORY_LIMIT = 4 << 30  # bytes of address space a worker may use: a memory bomb gets MemoryError
 REPLY_LIMIT = 256 << 20  # bytes: the largest reply the grader reads from a worker
 
 
@@ -162,7 +163,7 @@ class Worker:
             [sys.executable, "-E", "-s", str(WORKER), json.dumps(config)],
             pass_fds=(requests_read, replies_write), stdin=subprocess.DEVNULL,
             stdout=self.log, stderr=self.log, env=environment, cwd=self.scratch,
-            start_new_session=True, preexec_fn=limit_file_size,
+            start_new_session=True, preexec_fn=set_limits,
         )
         os.close(requests_read)
         os.close(replies_write)
@@ -230,11 +231,12 @@ class Worker:
         _live.discard(self)
 
 
-def limit_file_size() -> None:
-    """In the worker, before it starts: no file it writes grows past FILE_SIZE_LIMIT."""
+def set_limits() -> None:
+    """In the worker, before it starts: no file past FILE_SIZE_LIMIT, no memory past MEMORY_LIMIT."""
     import resource
 
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
 @atexit.register

@@ -291,7 +291,7 @@ def test_cheats_earn_nothing_and_leave_no_trace(runs):
     messages = {lab: {t["message"] for t in scores["labs"][lab]["tests"]} for lab in CHEATS}
     assert messages["rag5"] == {"importing rag5: the grader refused open "
                                 f"{str(ROOT / 'solutions' / 'rag5-recursive-chunking.py')!r} "
-                                "(the course's reference, tests or history)"}
+                                "(closed to labs: the course's reference, tests, history, other work)"}
     assert all("for writing" in m for m in messages["rag6"]), messages["rag6"]
     rag7 = scores["labs"]["rag7"]  # header_chunks calls make_header, so both pay
     assert rag7["functions"]["make_header"]["earned"] == 0
@@ -380,7 +380,7 @@ MESSAGES = ROOT / "docs" / "instructors.md"
 
 def message_table() -> dict[str, str]:
     """{what happened: the message} from the instructors' page's table of failure messages."""
-    section = MESSAGES.read_text(encoding="utf-8").split("## 4. What a failure message means", 1)[1]
+    section = MESSAGES.read_text(encoding="utf-8").split("## 6. What a failure message means", 1)[1]
     rows = {}
     for line in section.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]

@@ -230,7 +230,7 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
         if path.startswith("/proc/") and not path.startswith(own_proc) and path[6:7].isdigit():
             refuse(f"{event} {path!r} (another process)")
         if key_of(path) in forbidden:
-            refuse(f"{event} {path!r} (the course's reference, tests or history)")
+            refuse(f"{event} {path!r} (closed to labs: the course's reference, tests, history, other work)")
         if writes and not inside_scratch(path):
             refuse(f"{event} {path!r} for writing (a lab may write only in its scratch folder)")
         if writes and path.endswith(native_suffixes):

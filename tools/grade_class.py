@@ -49,6 +49,7 @@ import sys
 import tempfile
 import time
 import zipfile
+import zlib
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -59,8 +60,15 @@ import similarity
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 GRADING_TESTS = ROOT / "tests" / "grading"
-LABS = sorted(path.name.split("-")[0] for path in SOLUTIONS.glob("rag*-*.py"))
 LAB_FILE = re.compile(r"(rag\d+)-.*\.(py|ipynb)")
+
+
+def lab_number(lab: str) -> int:
+    """rag10 sorts after rag9."""
+    return int(lab.removeprefix("rag"))
+
+
+LABS = sorted({path.name.split("-")[0] for path in SOLUTIONS.glob("rag*-*.py")}, key=lab_number)
 
 BACKSTOP = 20 * 60  # seconds a student's grader may run before it is stopped
 MAX_DEPTH = 3  # folders below a student's folder where lab files are looked for
@@ -70,6 +78,7 @@ OUTPUT_LINES = 25  # failed tests listed per Gradescope test row
 POLL = 0.2  # seconds between looks at the running graders
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 GRADED, RESUMED, NOT_GRADED = "graded", "resumed", "not graded"
+SHORT_FLAGS = {"refused": "refused-access"}  # a grader's flag kind -> the gradebook's word
 
 
 # ---- submissions: folders, zips, and the lab files in them -------------------------
@@ -110,8 +119,9 @@ def safe_extract(archive: Path, dest: Path) -> None:
                         if written > MAX_UNZIPPED:
                             raise UnsafeArchive(f"unpacks to more than {MAX_UNZIPPED >> 20} MB")
                         out.write(block)
-    except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as error:
-        raise UnsafeArchive(f"not a zip that can be read ({error})") from error
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError,
+            OSError) as error:  # damaged, encrypted, or members that clash on disk
+        raise UnsafeArchive(f"cannot be unpacked ({type(error).__name__}: {error})") from error
 
 
 def visible(path: Path) -> bool:
@@ -144,21 +154,27 @@ def class_folder(submissions: Path, scratch: Path) -> Path:
 
 
 def submissions_in(submissions: Path, scratch: Path) -> list[Submission]:
-    """Every student in the class: a folder each, or a zip each (unpacked into `scratch`)."""
-    found = []
+    """Every student in the class: a folder each, or a zip each (unpacked into `scratch`).
+
+    A student with both a folder and a zip is not graded: which one is the
+    work is for the teacher to say.
+    """
+    found: dict[str, Submission] = {}
     for entry in sorted(class_folder(submissions, scratch).iterdir()):
-        if not visible(entry):
+        if not visible(entry) or not (entry.is_dir() or entry.suffix.lower() == ".zip"):
             continue
-        if entry.is_dir():
-            found.append(Submission(entry.name, entry))
-        elif entry.suffix.lower() == ".zip":
-            folder = scratch / "students" / entry.stem
+        student = entry.name if entry.is_dir() else entry.stem
+        if student in found:
+            found[student] = Submission(student, None, f"both {student}/ and {student}.zip")
+        elif entry.is_dir():
+            found[student] = Submission(student, entry)
+        else:
             try:
-                safe_extract(entry, folder)
-                found.append(Submission(entry.stem, folder))
+                safe_extract(entry, scratch / "students" / student)
+                found[student] = Submission(student, scratch / "students" / student)
             except UnsafeArchive as error:
-                found.append(Submission(entry.stem, None, f"{entry.name}: {error}"))
-    return found
+                found[student] = Submission(student, None, f"{entry.name}: {error}")
+    return list(found.values())
 
 
 def lab_files_in(folder: Path, depth: int = MAX_DEPTH) -> list[Path]:
@@ -266,14 +282,15 @@ def forget(home: Path) -> None:
         (home / name).unlink(missing_ok=True)
 
 
-def grader_command(job: Job, labs: list[str], test_timeout: float | None) -> list[str]:
-    """The grader's command line for one student; only the labs asked for, if not all."""
-    tests = [str(GRADING_TESTS)] if labs == LABS else [
-        str(GRADING_TESTS / f"test_{lab}.py") for lab in labs]
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests,
-               "--lab-dir", str(job.staged.folder), "--grade-json", str(job.partial),
-               "--student", job.staged.student]
-    return command + (["--timeout", f"{test_timeout:g}"] if test_timeout else [])
+def grader_command(job: Job, labs: list[str]) -> list[str]:
+    """The grader's command line for one student: all of tests/grading, or, for some labs
+    only, their test files (test_rag4.py, test_rag4_hidden.py, in tests/grading or below)."""
+    tests = [GRADING_TESTS] if labs == LABS else sorted(
+        path for lab in labs for pattern in (f"test_{lab}.py", f"test_{lab}_*.py")
+        for path in GRADING_TESTS.rglob(pattern))
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *map(str, tests),
+            "--lab-dir", str(job.staged.folder), "--grade-json", str(job.partial),
+            "--student", job.staged.student]
 
 
 def die_with_parent(parent: int):
@@ -290,12 +307,20 @@ def die_with_parent(parent: int):
     return arm
 
 
-def start_grader(command: list[str], log: Path) -> subprocess.Popen:
-    """Start one grader in a session of its own, so that its whole group can be killed."""
+def start_grader(command: list[str], log: Path, forbidden: tuple[Path, ...]) -> subprocess.Popen:
+    """Start one grader in a session of its own, so that its whole group can be killed.
+
+    The grader's wall also refuses the lab any read of `forbidden` (the other
+    students' work), through ACADEMY_GRADING_FORBID; the lab's own folder
+    stays open to it.
+    """
+    env = dict(os.environ)
+    env["ACADEMY_GRADING_FORBID"] = os.pathsep.join(
+        filter(None, [os.environ.get("ACADEMY_GRADING_FORBID"), *map(str, forbidden)]))
     with open(log, "wb") as output:
         return subprocess.Popen(
-            command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
-            start_new_session=True,
+            command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=output,
+            stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=die_with_parent(os.getpid()) if sys.platform == "linux" else None,
         )
 
@@ -339,7 +364,7 @@ def finish(job: Job, status: int | None, backstop: float) -> Outcome:
 
 
 class Progress:
-    """A one-line bar on stderr (count, elapsed, time left), or a line per student off a terminal."""
+    """A one-line bar on stderr (count, elapsed, time left); off a terminal, a line a student."""
 
     def __init__(self, total: int, stream=sys.stderr):
         self.total, self.done, self.stream = total, 0, stream
@@ -355,7 +380,7 @@ class Progress:
         elapsed = time.monotonic() - self.started
         left = elapsed / self.done * (self.total - self.done) if self.done else None
         eta = self.clock(left) if left is not None else "?"
-        return f"{self.done}/{self.total} graded, {self.clock(elapsed)} elapsed, ETA {eta}"
+        return f"{self.done}/{self.total} done, {self.clock(elapsed)} elapsed, ETA {eta}"
 
     def tick(self) -> None:
         """Redraw the bar, at most once a second (the elapsed time moves on)."""
@@ -381,27 +406,35 @@ class Progress:
             self.stream.write("\n")
 
 
-def run_graders(jobs: list[Job], labs: list[str], workers: int, backstop: float,
-                test_timeout: float | None, progress: Progress) -> list[Outcome]:
-    """Grade every job, `workers` at a time; on Ctrl-C kill every running grader and re-raise."""
+class Settings(NamedTuple):
+    """How the graders run: the labs, how many at once, for how long, what they may not read."""
+
+    labs: list[str]
+    workers: int
+    backstop: float  # seconds
+    forbidden: tuple[Path, ...] = ()
+
+
+def run_graders(jobs: list[Job], settings: Settings, progress: Progress) -> list[Outcome]:
+    """Grade every job, a few at a time; on Ctrl-C kill every running grader and re-raise."""
     pending, running, outcomes = deque(jobs), {}, []
     try:
         while pending or running:
-            while pending and len(running) < workers:
+            while pending and len(running) < settings.workers:
                 job = pending.popleft()
                 forget(job.home)
-                process = start_grader(grader_command(job, labs, test_timeout),
-                                       job.home / "grader.log")
+                process = start_grader(grader_command(job, settings.labs),
+                                       job.home / "grader.log", settings.forbidden)
                 running[process] = (job, time.monotonic())
             time.sleep(POLL)
             for process, (job, started) in list(running.items()):
                 status = process.poll()
-                if status is None and time.monotonic() - started < backstop:
+                if status is None and time.monotonic() - started < settings.backstop:
                     continue
                 if status is None:
                     kill_group(process)
                 del running[process]
-                outcomes.append(finish(job, status, backstop))
+                outcomes.append(finish(job, status, settings.backstop))
                 progress.advance(outcomes[-1])
             progress.tick()
     finally:
@@ -423,7 +456,7 @@ def failures(tests: list[dict]) -> str:
     """The output of a Gradescope test row: each failed test with its one-line reason."""
     failed = [t for t in tests if t.get("outcome") != "passed"]
     if not failed:
-        return f"all {len(tests)} tests passed"
+        return "the test passed" if len(tests) == 1 else f"all {len(tests)} tests passed"
     lines = [f"{t['name']}: {t.get('outcome')}: {t.get('message', '')}" for t in failed]
     if len(lines) > OUTPUT_LINES:
         lines = lines[:OUTPUT_LINES] + [f"... and {len(lines) - OUTPUT_LINES} more"]
@@ -462,8 +495,7 @@ def summary(report: dict, notes: list[str]) -> str:
     """The results' top text: points per lab, the grader's warnings, files left out."""
     lines = []
     for name, lab in report["labs"].items():
-        missing = "  (no file found)" if "file" in lab and lab["file"] is None else ""
-        lines.append(f"{name}: {points(lab['earned']):g} / {points(lab['possible']):g}{missing}")
+        lines.append(f"{name}: {points(lab['earned']):g} / {points(lab['possible']):g}")
         lines += [f"{name}: {warning}" for warning in lab.get("warnings", [])]
     lines.append(f"total: {points(report['earned']):g} / {points(report['possible']):g}")
     return "\n".join(lines + notes)
@@ -498,10 +530,12 @@ def cell(value: float) -> str:
     return f"{points(value):.4f}".rstrip("0").rstrip(".")
 
 
-def gradebook_rows(outcomes: list[Outcome], flags: dict[str, list[str]]) -> tuple[list, list]:
-    """(columns, rows) of the gradebook: a row per student, labs as the reports name them."""
+def gradebook_rows(outcomes: list[Outcome], labs: list[str],
+                   flags: dict[str, list[str]]) -> tuple[list, list]:
+    """(columns, rows) of the gradebook: a row per student, the labs asked for and any
+    other lab a report names."""
     reports = [o.report for o in outcomes if o.report]
-    labs = sorted({lab for report in reports for lab in report["labs"]}) or LABS
+    labs = sorted(set(labs).union(*(report["labs"] for report in reports)), key=lab_number)
     rows = []
     for outcome in sorted(outcomes, key=lambda o: o.staged.student):
         student, report = outcome.staged.student, outcome.report
@@ -514,19 +548,27 @@ def gradebook_rows(outcomes: list[Outcome], flags: dict[str, list[str]]) -> tupl
     return ["student", *labs, "total", "possible", "flags"], rows
 
 
+def short_flag(flag: str) -> str:
+    """A grader's flag ("refused: reading ...") as the gradebook's short one ("refused-access");
+    the details stay in the report."""
+    kind = flag.split(":")[0].strip().lower().replace(" ", "-")
+    return SHORT_FLAGS.get(kind, kind)
+
+
 def class_flags(outcomes: list[Outcome], copies: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Every student's short flags: the grader's, not-graded, then the similarity ones."""
+    """Every student's short flags: not-graded or the grader's, then the similarity ones."""
     flags = {}
     for outcome in outcomes:
         mine = [] if outcome.report else ["not-graded"]
         for lab in (outcome.report or {}).get("labs", {}).values():
-            mine += [flag for flag in lab.get("flags", []) if flag not in mine]
+            mine += [short for short in map(short_flag, lab.get("flags", [])) if short not in mine]
         flags[outcome.staged.student] = mine + copies.get(outcome.staged.student, [])
     return flags
 
 
-def write_gradebook(path: Path, outcomes: list[Outcome], flags: dict[str, list[str]]) -> None:
-    columns, rows = gradebook_rows(outcomes, flags)
+def write_gradebook(path: Path, outcomes: list[Outcome], labs: list[str],
+                    flags: dict[str, list[str]]) -> None:
+    columns, rows = gradebook_rows(outcomes, labs, flags)
     with open(path, "w", newline="", encoding="utf-8") as out:
         writer = csv.DictWriter(out, columns)
         writer.writeheader()
@@ -554,20 +596,25 @@ def grade_class(args) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         planned = [plan(s, out, args.labs) for s in submissions_in(args.submissions,
                                                                   Path(scratch))]
+        if not planned:
+            print(f"{args.submissions}: no student folders or zips in it", file=sys.stderr)
+            return 2
         kept = [p for p in planned if isinstance(p, Outcome)]
         jobs = [p for p in planned if isinstance(p, Job)]
         if kept:
             print(f"{len(kept)} of {len(planned)} students already graded (same files): kept",
                   file=sys.stderr)
-        outcomes = kept + run_graders(jobs, args.labs, args.jobs, args.timeout,
-                                      args.test_timeout, Progress(len(jobs)))
+        settings = Settings(args.labs, args.jobs, args.timeout,
+                            (out / "students", args.submissions.resolve(), Path(scratch)))
+        outcomes = kept + run_graders(jobs, settings, Progress(len(jobs)))
     for outcome in outcomes:
         write_json(out / "students" / outcome.staged.student / "results.json",
                    gradescope_results(outcome))
     findings = similarity.find_similar(
         {o.staged.student: o.staged.files for o in outcomes}, SOLUTIONS, args.labs)
     (out / "similarity.md").write_text(similarity.report(findings), encoding="utf-8")
-    write_gradebook(out / "gradebook.csv", outcomes, class_flags(outcomes, findings.flags()))
+    write_gradebook(out / "gradebook.csv", outcomes, args.labs,
+                    class_flags(outcomes, findings.flags()))
     missed = [o for o in outcomes if o.status == NOT_GRADED]
     for outcome in missed:
         print(f"not graded: {outcome.staged.student}: {outcome.reason}", file=sys.stderr)
@@ -598,8 +645,7 @@ def grade_one(args) -> int:
         home = Path(work)
         staged = stage(Submission(student, args.gradescope_one), home / "labs", args.labs)
         job = Job(staged, home, submission_hash(staged, args.labs))
-        [outcome] = run_graders([job], args.labs, 1, args.timeout, args.test_timeout,
-                                Progress(1))
+        [outcome] = run_graders([job], Settings(args.labs, 1, args.timeout), Progress(1))
         print((home / "grader.log").read_text(errors="replace")[-20_000:])
     args.results.parent.mkdir(parents=True, exist_ok=True)
     write_json(args.results, gradescope_results(outcome))
@@ -630,8 +676,6 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=BACKSTOP,
                         help=f"seconds a student's grading may take before it is stopped "
                              f"({BACKSTOP})")
-    parser.add_argument("--test-timeout", type=float, default=None,
-                        help="seconds per grading test (the grader's --timeout; default 60)")
     parser.add_argument("--labs", type=lab_list, default=LABS,
                         help="grade only these labs, e.g. rag4,rag8 (default: all)")
     parser.add_argument("--gradescope-one", type=Path, metavar="SUBMISSION",
@@ -648,6 +692,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
         parser.error("give SUBMISSIONS and --out (or --gradescope-one)")
     elif not args.submissions.exists():
         parser.error(f"{args.submissions} does not exist")
+    elif args.out.resolve().is_relative_to(args.submissions.resolve()):
+        parser.error("--out must not be inside SUBMISSIONS, where it would pass for a student")
     if args.jobs < 1:
         parser.error("-j must be 1 or more")
     return args

@@ -24,13 +24,16 @@ hide it, and sets are cheap enough to compare every pair of a large class.
 
 A lab is flagged when its score is at least THRESHOLD over at least
 MIN_SHINGLES shingles: short functions that every correct answer writes alike
-do not flag anyone on their own.
+do not flag anyone on their own. Two students who both match the reference on
+a lab are flagged as such, not as copies of each other.
 """
 
 import ast
+import copy
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations
 from pathlib import Path
 
@@ -54,7 +57,7 @@ class Template:
     """A function the student completes, and the statements the lab gives around its region."""
 
     name: str
-    before: tuple[str, ...]  # ast.dump of each given statement before the region
+    before: tuple[str, ...]  # the shape of each given statement before the region
     after: tuple[str, ...]  # and after it
 
 
@@ -67,31 +70,45 @@ def statements(function: ast.FunctionDef) -> list[ast.stmt]:
     return body
 
 
+def shape(statement: ast.stmt) -> str:
+    """A statement with every name blanked out, so that a given statement the student
+    renamed variables in is still recognised as given."""
+    blank = copy.deepcopy(statement)
+    for node in ast.walk(blank):
+        if isinstance(node, ast.Name):
+            node.id = "_"
+        elif isinstance(node, ast.arg):
+            node.arg = "_"
+    return ast.dump(blank)
+
+
 def templates(source: str) -> list[Template]:
     """The functions of a solution's text that hold an answer region, in order.
 
-    A region belongs to the innermost function around its BEGIN line. Comments
-    are not in the ast, so the markers are found in the text and placed by line.
+    A region belongs to the innermost function around its BEGIN line; what a
+    function gives runs up to its first region and from the end of its last.
+    Comments are not in the ast, so the markers are found in the text and
+    placed by line.
     """
     lines = source.splitlines()
     functions = [
         node for node in ast.walk(ast.parse(source))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     ]
-    found: dict[str, Template] = {}  # in the order of the regions, which is the file's
+    regions: dict[str, tuple[ast.FunctionDef, int, int]] = {}  # name -> (function, begin, end)
     for number, line in enumerate(lines, start=1):
         if line.strip() != BEGIN:
             continue
-        around = [f for f in functions if f.lineno < number <= f.end_lineno]
-        function = max(around, key=lambda f: f.lineno)
+        function = max((f for f in functions if f.lineno < number <= f.end_lineno),
+                       key=lambda f: f.lineno)
         end = next(n for n in range(number, len(lines) + 1) if lines[n - 1].strip() == END)
-        body = statements(function)
-        found[function.name] = Template(
-            function.name,
-            tuple(ast.dump(s) for s in body if s.end_lineno < number),
-            tuple(ast.dump(s) for s in body if s.lineno > end),
-        )
-    return list(found.values())
+        begin = regions[function.name][1] if function.name in regions else number
+        regions[function.name] = (function, begin, end)
+    return [
+        Template(name, tuple(shape(s) for s in statements(function) if s.end_lineno < begin),
+                 tuple(shape(s) for s in statements(function) if s.lineno > end))
+        for name, (function, begin, end) in regions.items()
+    ]
 
 
 def reference_templates(solutions: Path, labs: list[str]) -> dict[str, list[Template]]:
@@ -122,12 +139,12 @@ def written_part(function: ast.FunctionDef, template: Template) -> list[ast.stmt
     body = statements(function)
     start = 0
     for given, statement in zip(template.before, body):
-        if ast.dump(statement) != given:
+        if shape(statement) != given:
             break
         start += 1
     stop = len(body)
     for given, statement in zip(reversed(template.after), reversed(body[start:])):
-        if ast.dump(statement) != given:
+        if shape(statement) != given:
             break
         stop -= 1
     return body[start:stop]
@@ -227,28 +244,33 @@ class LabWork:
 
 
 def lab_work(path: Path, wanted: list[Template]) -> LabWork:
-    """The written, non-stub functions of one lab file, as shingles.
+    """The written, non-stub functions of one lab file, as shingles; or why it cannot be read
+    (not Python, a damaged notebook, code nested too deep for ast)."""
+    try:
+        return LabWork(written_functions(ast.parse(code_of(path)), wanted))
+    except (SyntaxError, ValueError, LookupError, TypeError, RecursionError) as error:
+        return LabWork(problem=f"{path.name} cannot be read ({type(error).__name__}: {error})")
+
+
+def written_functions(tree: ast.Module, wanted: list[Template]) -> dict[str, frozenset]:
+    """Shingles of each wanted function the file defines and the student has written.
 
     A function is looked up by name at the top level of the file; with two
     definitions of the same name, the last one is what Python keeps.
     """
-    try:
-        tree = ast.parse(code_of(path))
-    except (SyntaxError, ValueError) as error:
-        return LabWork(problem=f"{path.name} cannot be parsed ({type(error).__name__}: {error})")
     defined = {
         node.name: node for node in tree.body
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
-    work = LabWork()
+    written = {}
     for template in wanted:
         function = defined.get(template.name)
         if function is None:
             continue
         part = written_part(function, template)
         if part and not is_stub(part):
-            work.functions[template.name] = shingles(normalised(function, part))
-    return work
+            written[template.name] = shingles(normalised(function, part))
+    return written
 
 
 # ---- comparing ----------------------------------------------------------------
@@ -288,18 +310,23 @@ class Findings:
     reference: list[Match]
     problems: list[str]
 
-    def flags(self) -> dict[str, list[str]]:
-        """Short flags per student: "same-as-reference", "copy-of:<other>".
+    @cached_property
+    def near_reference(self) -> set[tuple[str, str]]:
+        """(student, lab) for every lab flagged against the reference."""
+        return {(m.first, m.lab) for m in self.reference if m.flagged}
 
-        Two students who both match the reference on a lab are explained by
-        it, so that lab does not flag them as copies of each other.
-        """
-        near = {(m.first, m.lab) for m in self.reference if m.flagged}
+    def explained(self, match: Match) -> bool:
+        """True if both students of a pair match the reference on the lab: the reference
+        explains their likeness, and they are not copies of each other."""
+        return {(match.first, match.lab), (match.second, match.lab)} <= self.near_reference
+
+    def flags(self) -> dict[str, list[str]]:
+        """Short flags per student: "same-as-reference", "copy-of:<other>"."""
         flags: dict[str, list[str]] = {}
-        for student, _ in sorted(near):
+        for student, _ in sorted(self.near_reference):
             add(flags, student, "same-as-reference")
         for match in self.pairs:
-            if match.flagged and not {(match.first, match.lab), (match.second, match.lab)} <= near:
+            if match.flagged and not self.explained(match):
                 add(flags, match.first, f"copy-of:{match.second}")
                 add(flags, match.second, f"copy-of:{match.first}")
         return flags
@@ -350,12 +377,17 @@ def most_alike_first(match: Match) -> tuple:
 # ---- the report -----------------------------------------------------------------
 
 
-def table(matches: list[Match], who) -> list[str]:
-    """A Markdown table of matches, most alike first."""
-    rows = ["| score | lab | students | shingles | functions compared | flagged |",
+def names(match: Match) -> str:
+    """The student, or both students, of a match."""
+    return match.first if match.second == REFERENCE else f"{match.first}, {match.second}"
+
+
+def table(matches: list[Match], who: str) -> list[str]:
+    """A Markdown table of matches, most alike first; `who` heads the students' column."""
+    rows = [f"| score | lab | {who} | shingles | functions compared | flagged |",
             "|---:|---|---|---:|---|---|"]
     rows += [
-        f"| {m.score:.2f} | {m.lab} | {who(m)} | {m.shingles} | {', '.join(m.functions)} "
+        f"| {m.score:.2f} | {m.lab} | {names(m)} | {m.shingles} | {', '.join(m.functions)} "
         f"| {'yes' if m.flagged else ''} |"
         for m in matches
     ]
@@ -364,6 +396,7 @@ def table(matches: list[Match], who) -> list[str]:
 
 def report(findings: Findings) -> str:
     """similarity.md: the method in two lines, then the pairs and the reference matches."""
+    pairs = [m for m in findings.pairs if not findings.explained(m)]
     listed = [m for m in findings.reference if m.score >= LISTED]
     lines = [
         "# Similar code",
@@ -377,10 +410,12 @@ def report(findings: Findings) -> str:
         "## Pairs of students",
         "",
     ]
-    lines += table(findings.pairs, lambda m: f"{m.first}, {m.second}") if findings.pairs else [
-        "None listed."]
+    lines += table(pairs, "students") if pairs else ["None listed."]
+    if len(pairs) < len(findings.pairs):
+        lines += ["", f"Left out: {len(findings.pairs) - len(pairs)} pairs of students who both "
+                      "match the reference on the lab (listed below), not each other."]
     lines += ["", f"## Students and the reference ({REFERENCE})", ""]
-    lines += table(listed, lambda m: m.first) if listed else ["None listed."]
+    lines += table(listed, "student") if listed else ["None listed."]
     if findings.problems:
         lines += ["", "## Not compared", ""] + [f"- {problem}" for problem in findings.problems]
     return "\n".join(lines) + "\n"
