@@ -402,10 +402,11 @@ def _unit_rows(matrix: np.ndarray) -> np.ndarray:
 def embed(texts, model: str | None = None) -> np.ndarray:
     """Embed a list of texts: a float32 array of shape (len(texts), d), unit rows.
 
-    An empty text (or one with no words) embeds to a zero row.
+    A single string gives a single vector, of shape (d,). An empty text (or
+    one with no words) embeds to a zero row.
     """
     if isinstance(texts, str):
-        raise TypeError("embed() takes a list of texts; wrap a single text: embed([text])")
+        return embed([texts], model)[0]
     texts = list(texts)
     name = embedder_name(model)
     if name == "hash":

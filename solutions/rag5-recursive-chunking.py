@@ -223,10 +223,11 @@ def pack(spans, sizes, max_tokens):
 
 # %%
 def next_clean_cut(text, position, limit):
-    """The first clean cut at or after `position` (a word's space, a line's start), or `limit`."""
+    """The first clean cut (a word's space, a line's start) from `position` on, but never
+    past `limit`: `limit` itself when there is none before it, or `position` is past it."""
     while position < limit and not is_clean_cut(text, position):
         position += 1
-    return position
+    return min(position, limit)
 
 
 def add_overlap(text, chunks, overlap, index):

@@ -111,8 +111,6 @@ def test_embedder_chosen_by_argument_or_environment(monkeypatch):
     assert embed(["x"]).shape == (1, academy_llm.HASH_DIMENSIONS)
     with pytest.raises(ValueError, match="unknown embedder 'bert'.*wordllama, hash"):
         embed(["x"], "bert")
-    with pytest.raises(TypeError, match="list of texts"):
-        embed("a single string")
 
 
 def printed_under_each_hash_seed(arguments) -> dict[str, str]:
@@ -188,3 +186,10 @@ def test_load_lab_imports_without_running_the_demo(tmp_path):
     assert academy_llm.load_lab("rag1", tmp_path).X == 1
     with pytest.raises(FileNotFoundError, match="rag2-\\*.py"):
         academy_llm.load_lab("rag2", tmp_path)
+
+
+def test_embed_of_one_string_is_one_vector():
+    for model in academy_llm.EMBEDDERS:
+        vector = academy_llm.embed("Satellites dial out on port 7401.", model)
+        rows = academy_llm.embed(["Satellites dial out on port 7401."], model)
+        assert vector.shape == rows.shape[1:] and np.array_equal(vector, rows[0])

@@ -81,7 +81,6 @@ def other_errors(labs, tmp_path, monkeypatch) -> dict:
 
     return {
         "rag7: the title is not a string": lambda: labs["rag7"].header_chunks("text", None, 64),
-        "`embed` is given one string, not a list": lambda: academy_llm.embed("one text"),
         "an unknown embedder, as an argument": lambda: academy_llm.embed(["text"], "bert"),
         "an unknown embedder, in `ACADEMY_EMBEDDER`": embedder_from_the_environment,
         "the tokenizer file is missing": lambda: academy_llm.read_bpe_ranks(tmp_path / "no" / "assets" / damaged.name),

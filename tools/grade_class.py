@@ -561,8 +561,9 @@ def class_flags(outcomes: list[Outcome], copies: dict[str, list[str]]) -> dict[s
     for outcome in outcomes:
         mine = [] if outcome.report else ["not-graded"]
         for lab in (outcome.report or {}).get("labs", {}).values():
-            mine += [short for short in map(short_flag, lab.get("flags", [])) if short not in mine]
-        flags[outcome.staged.student] = mine + copies.get(outcome.staged.student, [])
+            mine += map(short_flag, lab.get("flags", []))
+        mine += copies.get(outcome.staged.student, [])
+        flags[outcome.staged.student] = list(dict.fromkeys(mine))  # each flag once, in order
     return flags
 
 
