@@ -7,7 +7,9 @@ and nothing a lab is meant to teach:
 - offline embeddings ("wordllama": semantic; "hash": lexical) and cosine search,
 - `Chunk`, the one data model every chunker returns, and `make_chunk` to build it,
 - the checks every lab and grading test share (`check_lossless`, `check_budget`),
-- small tools to run a lab: `load_lab`, `Invariants`, `run_lab`,
+- tricky inputs to try a lab's functions on (`TRICKY_TEXTS`, `Case`, `tricky_cases`),
+- small tools to run a lab: `load_lab`, `Invariants`, `run_lab`, and
+  `show_hint` for the next level of a TODO's hint (a script's `--hint`),
 - ways to see chunks: `show_chunks` (a table) and `view_chunks` (on their text:
   HTML in a notebook, ANSI colours in a terminal, plain text elsewhere),
 - plots that work anywhere: `plot_chunk_sizes`, `show_figure` (a PNG file from
@@ -28,8 +30,11 @@ import json
 import os
 import re
 import sys
+import textwrap
+import traceback
 import zlib
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
@@ -343,6 +348,22 @@ def check_budget(chunks, max_tokens: int) -> None:
             )
 
 
+def check_chunking(source: str, chunks, max_tokens: int) -> None:
+    """Raise ValueError unless `chunks` is what every chunker here must return for `source`:
+    exact slices, in order, nothing lost, none empty, each within max_tokens (unless
+    flagged oversize) and each with its true n_tokens. An empty text has no chunks."""
+    check_lossless(source, chunks)
+    check_budget(chunks, max_tokens)
+    for number, chunk in enumerate(chunks, 1):
+        if not chunk.text:
+            raise ValueError(f"chunk {number} [{chunk.start}, {chunk.end}) is empty")
+        if chunk.n_tokens != count_tokens(chunk.text):
+            raise ValueError(
+                f"chunk {number} [{chunk.start}, {chunk.end}) says n_tokens={chunk.n_tokens}, "
+                f"but its text has {count_tokens(chunk.text)} tokens"
+            )
+
+
 # --------------------------------------------------------------------------
 # Embeddings, offline
 # --------------------------------------------------------------------------
@@ -607,6 +628,174 @@ class Invariants:
             print(f"\n{self.lab}: all invariants hold.")
         return not self.failed
 
+    def check_cases(self, name: str, cases) -> bool:
+        """Run a battery of Cases, smallest input first; the first that goes wrong becomes
+        the FAIL line's detail: what was wrong, then the call that shows it."""
+        failure = first_failure(cases)
+        detail = str(failure) if failure else f"{len(cases)} calls"
+        return self.check(name, failure is None, detail)
+
+
+# --------------------------------------------------------------------------
+# Tricky inputs: where a lab's own documents never go
+# --------------------------------------------------------------------------
+# The course's documents are tidy: LF line ends, short words, no emoji. A
+# function can be wrong and still do well on them. So each lab also calls the
+# functions a student writes on a battery of small, tricky inputs, and judges
+# each result with code that does not trust them: check_lossless and
+# check_budget (the real tokenizer), values worked out by hand. The battery
+# runs from the smallest input up and stops at the first that goes wrong, the
+# easiest one to reproduce and to think about.
+
+
+@dataclass(frozen=True)
+class TrickyText:
+    """A text that chunkers get wrong, and what makes it tricky."""
+
+    what: str
+    text: str
+
+
+# Smallest first; every chunking lab tries its chunker on each. The emoji are
+# written as code points: a joiner (U+200D) is invisible in an editor.
+TRICKY_TEXTS = (
+    TrickyText("an empty text", ""),
+    TrickyText("a character of 4 tokens", "\U00029755"),
+    TrickyText("only whitespace", " \t\n  "),
+    TrickyText(
+        "characters of several tokens", "\U00029755\U00029755 a\U00029755b \U00029755\U00029755 c"
+    ),
+    TrickyText("lone CR line ends", "one\rtwo\r\rthree\r"),
+    TrickyText("CRLF line ends", "one.\r\ntwo\r\n\r\nthree\r\n"),
+    TrickyText(
+        "emoji with joiners",  # a family, a rainbow flag, a thumbs-up with a skin tone
+        "\U0001F469\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466 family, "
+        "\U0001F3F3\ufe0f\u200d\U0001F308 flag, \U0001F44D\U0001F3FD ok",
+    ),
+    TrickyText(
+        "every line-end style", "LF\nCRLF\r\nCR\rblank LF\n\nblank CRLF\r\n\r\nblank CR\r\rend"
+    ),
+    TrickyText("a URL", "go https://example.com/" + "x" * 60),
+    TrickyText("no spaces at all", "a1b2c3d4" * 12),
+    TrickyText(
+        "long words",
+        "Donaudampfschifffahrtsgesellschaft " * 3
+        + "pneumonoultramicroscopicsilicovolcanoconiosis.",
+    ),
+    TrickyText("repeated text", "chunk chunk chunk. " * 12),
+    TrickyText(
+        "prose",
+        "Orbit runs jobs on satellites. The server decides what runs where, and when.\n\n"
+        "Satellites dial out on port 7401; they never accept connections. A satellite that "
+        "misses its heartbeats for 30 seconds is marked lost, and its work is requeued.\n\n"
+        "Certificates last 90 days and renew when a third of that remains.",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of a student-written function on a tricky input, and how to judge the result.
+
+    `judge(result, *args, **keywords)` gets what the call returned and the
+    call's own arguments; it raises ValueError (or AssertionError) saying in a
+    few words what is wrong. `what` says what is tricky about the input.
+    """
+
+    what: str
+    function: Callable
+    args: tuple
+    judge: Callable
+    keywords: dict = field(default_factory=dict)
+
+    def call(self) -> str:
+        """The call as a learner types it, long texts cut: f('go https://example.com/x…')."""
+        shown = [_shown(value) for value in self.args]
+        shown += [f"{name}={_shown(value)}" for name, value in self.keywords.items()]
+        return f"{self.function.__name__}({', '.join(shown)})"
+
+
+def tricky_cases(function, judge, settings, texts=TRICKY_TEXTS) -> list[Case]:
+    """A Case for `function` on each text at each setting (a dict of keyword arguments),
+    smallest text first, each judged by `judge`."""
+    return [Case(tricky.what, function, (tricky.text,), judge, dict(setting))
+            for tricky in texts for setting in settings]
+
+
+@dataclass(frozen=True)
+class CaseFailure:
+    """The first case of a battery that went wrong, and what was wrong."""
+
+    case: Case
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.problem}\n        on {self.case.what}: {self.case.call()}"
+
+
+def first_failure(cases) -> CaseFailure | None:
+    """Run `cases` in order and stop at the first that goes wrong; None if none does.
+
+    A call that raises has gone wrong too (the report says what it raised and
+    where), except at a TODO: that goes on up, for run_lab to show its hint.
+    """
+    for case in cases:
+        try:
+            result = case.function(*case.args, **case.keywords)
+        except Exception as error:
+            if str(error).startswith("TODO("):
+                raise
+            return CaseFailure(case, f"raised {_error_line(error)}")
+        try:
+            case.judge(result, *case.args, **case.keywords)
+        except (ValueError, AssertionError) as problem:
+            return CaseFailure(case, str(problem))
+        except Exception as error:  # the result is not even of the shape the judge reads
+            problem = f"returned {_shown(result)}, unreadable: {_error_line(error)}"
+            return CaseFailure(case, problem)
+    return None
+
+
+def returns(expected, tolerance: float = 1e-9) -> Callable:
+    """A judge for a Case: the call must return `expected` (numbers equal up to `tolerance`)."""
+
+    def judge(result, *args, **keywords):
+        if not _same(result, expected, tolerance):
+            raise ValueError(f"returned {_shown(result, 60)}, expected {_shown(expected, 60)}")
+
+    return judge
+
+
+def _same(value, expected, tolerance: float) -> bool:
+    """value == expected, numbers up to `tolerance`; a list, tuple or array for a list or tuple."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(expected, (list, tuple)):
+        return (isinstance(value, (list, tuple)) and len(value) == len(expected)
+                and all(_same(v, e, tolerance) for v, e in zip(value, expected)))
+    if isinstance(expected, float):
+        number = isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+        return number and abs(value - expected) <= tolerance
+    return value == expected
+
+
+def _shown(value, width: int = 24) -> str:
+    """A value as a report shows it, on one line: a long text cut inside its quotes
+    ('go https://example.com/x…'), anything else cut after 3 * width characters."""
+    if isinstance(value, str) and len(value) > width:
+        cut = repr(value[:width])
+        return f"{cut[:-1]}…{cut[-1]}"
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 3 * width else text[: 3 * width - 1] + "…"
+
+
+def _error_line(error: Exception) -> str:
+    """'IndexError: list index out of range (rag5-recursive-chunking.py:151)': the error,
+    and the line that raised it."""
+    where = traceback.extract_tb(error.__traceback__)[-1]
+    message = str(error).splitlines()[0] if str(error) else ""
+    return f"{type(error).__name__}: {message} ({Path(where.filename).name}:{where.lineno})"
+
 
 def _in_notebook() -> bool:
     """True inside a Jupyter kernel, where output can be HTML and a lab must not exit.
@@ -631,9 +820,7 @@ def todo_advice(error: BaseException) -> str:
     imported with load_lab is filled in that lab's own file, and the kernel
     keeps what it imported until it is restarted.
     """
-    trace = error.__traceback__
-    while trace.tb_next is not None:
-        trace = trace.tb_next
+    trace = _innermost(error)
     code, line = trace.tb_frame.f_code, trace.tb_lineno
     filename = Path(code.co_filename)
     if not _in_notebook():
@@ -671,6 +858,42 @@ def _lab_of(main) -> str:
     return match.group(1) if match else ""
 
 
+def _innermost(error: BaseException):
+    """The last entry of `error`'s traceback: where it was raised (for a TODO, in the stub)."""
+    trace = error.__traceback__
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    return trace
+
+
+def _run_to_first_todo(main):
+    """Run `main()`: (what it returned, None), or (False, the error) if it stops at a TODO.
+
+    A TODO is a NotImplementedError whose message starts with "TODO(", as every
+    stub of labs/ raises; any other error goes on up.
+    """
+    try:
+        return main(), None
+    except NotImplementedError as error:
+        if not str(error).startswith("TODO("):
+            raise
+        return False, error
+
+
+def todo_message(error: BaseException, main) -> str:
+    """The TODO's own message (its first hint), where to fill it in, and, when the TODO is
+    in an earlier lab than the one run, that the earlier lab comes first."""
+    message = f"{error}\n  -> fill in {todo_advice(error)}."
+    lab, todo = _lab_of(main), re.match(r"TODO\((\w+)\) (\w+)\(\)", str(error))
+    if lab and todo and todo.group(1) != lab:  # the TODO is in an earlier lab
+        earlier = todo.group(1)
+        message = (
+            f"{lab} builds on your {earlier}, which stops at {todo.group()}; "
+            f"finish {earlier} first.\n{message}"
+        )
+    return message
+
+
 def run_lab(main) -> None:
     """Run a lab's `main()`, which returns True when all its invariants hold.
 
@@ -678,26 +901,160 @@ def run_lab(main) -> None:
     (printing the TODO's hint and where it is, not a traceback). In a notebook:
     raise LabFailed instead of exiting, so the failing cell is marked, with the
     same hint and no traceback either.
+
+    A script takes one option, `--hint [LEVEL] [FUNCTION]` (LEVEL 1-3, 2 if
+    left out): the lab runs as usual and, at the TODO where it stops, also
+    shows that level of the TODO's hints. With a function's name it shows that
+    function's hint at once, without running the lab. (In a notebook, where
+    the kernel has arguments of its own, show_hint does the same.)
     """
-    try:
-        ok = main()
-    except NotImplementedError as error:
-        if not str(error).startswith("TODO("):
-            raise
-        message = f"{error}\n  -> fill in {todo_advice(error)}."
-        lab, todo = _lab_of(main), re.match(r"TODO\((\w+)\) (\w+)\(\)", str(error))
-        if lab and todo and todo.group(1) != lab:  # the TODO is in an earlier lab
-            earlier = todo.group(1)
-            message = f"{lab} builds on your {earlier}, which stops at {todo.group()}; finish {earlier} first.\n{message}"
+    request = None if _in_notebook() else hint_request(sys.argv[1:])
+    if request and request.function:
+        try:
+            print(function_hint(main.__globals__, request))
+        except LookupError as problem:
+            print(problem.args[0], file=sys.stderr)
+            sys.exit(2)
+        sys.exit(0)
+    ok, todo = _run_to_first_todo(main)
+    if todo is not None:
+        message = todo_message(todo, main)
+        if request:
+            message += f"\n\n{todo_hint(todo, request.level)}"
         if _in_notebook():
             raise LabFailed(message) from None
+        sys.stdout.flush()  # what the lab printed comes before the TODO, in a pipe too
         print(f"\n{message}", file=sys.stderr)
         sys.exit(1)
+    if request:
+        print(f"\n{no_todo_left(main.__globals__)}")
     if _in_notebook():
         if not ok:
             raise LabFailed("an invariant failed; see the FAIL lines above")
     else:
         sys.exit(0 if ok else 1)
+
+
+# --------------------------------------------------------------------------
+# Hints: three levels for each TODO
+# --------------------------------------------------------------------------
+# A TODO shows its first hint: what the function must achieve, and why. The
+# student lab holds every level in HINTS = {function: {1: the goal, 2: the
+# approach, 3: close to code}}, a cell written by tools/make_labs.py, so a
+# student's copy needs nothing else. The next level is one request away:
+# `--hint N` on the lab's command line, show_hint(N) in a notebook. Without a
+# function's name, a request is for the TODO where the lab stops when run,
+# the one its run reports, found by running it: the lab's first function to
+# fill in is not always the first in the file (rag5 reaches recursive_chunks,
+# which calls the others, before any of them).
+
+HINT_LEVELS = (1, 2, 3)
+
+
+@dataclass(frozen=True)
+class HintRequest:
+    """A request for a hint: its level, and the function it is for ("": where the lab stops)."""
+
+    level: int
+    function: str = ""
+
+
+def hint_request(argv: list[str]) -> HintRequest | None:
+    """The hint a lab's command line asks for, None if it asks for none.
+
+    Anything but `--hint [LEVEL] [FUNCTION]` prints the usage and exits 2:
+    a mistyped option must not pass for a plain run.
+    """
+    if not argv:
+        return None
+    words = argv[1:]
+    level = int(words.pop(0)) if words and words[0].isdecimal() else 2
+    if argv[0] == "--hint" and level in HINT_LEVELS and len(words) <= 1:
+        return HintRequest(level, words[0] if words else "")
+    usage = f"usage: python {sys.argv[0]} [--hint [LEVEL] [FUNCTION]]"
+    print(f"{usage}   (LEVEL 1, 2 or 3; 2 if left out)", file=sys.stderr)
+    sys.exit(2)
+
+
+def show_hint(level: int = 2, function: str = "") -> None:
+    """Print hint `level` (1 the goal, 2 the approach, 3 close to code) of a TODO of the lab.
+
+    For a lab's notebook, once its cells have run: without a function, it runs
+    the lab's main() as the last cell does, up to the TODO where it stops, and
+    shows that TODO's hint. With one, show_hint(3, "pack"), it shows that
+    function's hint, written or not, without running the lab.
+    """
+    if level not in HINT_LEVELS:
+        raise ValueError(f"level must be 1, 2 or 3, got {level!r}")
+    lab = sys._getframe(1).f_globals  # the notebook's names, where its cells put the lab
+    if function:
+        try:
+            print(function_hint(lab, HintRequest(level, function)))
+        except LookupError as problem:
+            print(problem.args[0])
+        return
+    main = lab.get("main")
+    if main is None:
+        print("show_hint runs the lab's main(): run the lab's cells first")
+        return
+    _, todo = _run_to_first_todo(main)
+    print(f"{todo_message(todo, main)}\n\n{todo_hint(todo, level)}" if todo else no_todo_left(lab))
+
+
+def todo_hint(error: BaseException, level: int) -> str:
+    """Hint `level` of the TODO that raised `error`, from the HINTS of the lab the stub is in
+    (an earlier lab's, when that is where the run stopped)."""
+    frame = _innermost(error).tb_frame
+    function = frame.f_code.co_name
+    levels = frame.f_globals.get("HINTS", {}).get(function)
+    if not levels:
+        return f"{function}() has no hints beyond its TODO."
+    return format_hint(levels, function, level)
+
+
+def function_hint(lab: dict, request: HintRequest) -> str:
+    """Hint `request.level` of the TODO in `request.function`, from the lab's HINTS.
+
+    LookupError, naming the lab's TODOs, if the lab has no TODO of that name.
+    """
+    hints = lab.get("HINTS", {})
+    if request.function not in hints:
+        names = ", ".join(hints) or "none (hints come with the labs to fill in, in labs/)"
+        raise LookupError(f"no TODO named {request.function!r} here; this lab's TODOs: {names}")
+    return format_hint(hints[request.function], request.function, request.level, by_name=True)
+
+
+def format_hint(levels: dict, function: str, level: int, by_name: bool = False) -> str:
+    """Hint `level` of a TODO (its last, if it has fewer), wrapped, and how to ask for the next.
+
+    `levels` is {1: text, 2: text, ...}; `by_name` says the request named the
+    function, so the next one does too.
+    """
+    level = min(level, len(levels))
+    text = textwrap.fill(
+        levels[level], 88, initial_indent="  ", subsequent_indent="  ",
+        break_long_words=False, break_on_hyphens=False,  # a name stays whole, as typed
+    )
+    hint = f"Hint {level} of {len(levels)} for {function}():\n{text}"
+    if level < len(levels):
+        hint += f"\n  Still stuck? {how_to_ask(level + 1, function if by_name else '')}"
+    return hint
+
+
+def how_to_ask(level: int, function: str = "") -> str:
+    """How to ask for hint `level` from here: a call in a notebook, the lab's command line elsewhere."""
+    if _in_notebook():
+        return f"show_hint({level}, {function!r})" if function else f"show_hint({level})"
+    return f"python {sys.argv[0]} --hint {level}" + (f" {function}" if function else "")
+
+
+def no_todo_left(lab: dict) -> str:
+    """What a request for the next TODO's hint says when the lab (its names: `lab`) ran
+    without reaching one."""
+    done = "No TODO left: the lab ran without reaching one, so there is no TODO to give a hint for."
+    if not lab.get("HINTS"):
+        return done
+    return f"{done} For a function you wrote, ask by its name: {how_to_ask(2, 'FUNCTION')}"
 
 
 # --------------------------------------------------------------------------
@@ -716,7 +1073,9 @@ def run_lab(main) -> None:
 # - in a terminal, ANSI colours;
 # - anywhere else (a file, a pipe), or when NO_COLOR is set (no-color.org),
 #   plain text: labels in {braces}, shared text in «guillemets», and {/#n}
-#   where chunk n ends with no chunk after it.
+#   where chunk n ends with no chunk after it. A view cut short by its limit
+#   ends with {/#n · the view stops; ...} instead: what follows is in chunks
+#   the view leaves out, not in none.
 
 # Light backgrounds that dark text reads well on, the same in HTML and in a
 # 256-colour terminal: blue and peach alternate, green is text two chunks share.
@@ -798,19 +1157,24 @@ def view_pieces(numbered) -> list[ViewPiece]:
     return pieces
 
 
-def view_marks(numbered) -> list[tuple[str, object]]:
+def view_marks(numbered, cut_short: bool = False) -> list[tuple[str, object]]:
     """The view in reading order, as ("end", number), ("label", number) and ("text", piece).
 
     At each cut come first the ends of chunks that stop with no chunk going
     on after them, then the labels of the chunks that start there, then the
     text up to the next cut. Each renderer only decides how a mark looks.
+    In a view `cut_short` (chunks after it are left out), the ends at its last
+    cut are ("stop", number): the text after them may well be in a chunk the
+    view does not show, so no mark may say it is in none.
     """
     pieces = {piece.start: piece for piece in view_pieces(numbered)}
     cuts = sorted({chunk.start for _, chunk in numbered} | {chunk.end for _, chunk in numbered})
     marks = []
     for cut in cuts:
         if not any(chunk.start <= cut < chunk.end for _, chunk in numbered):
-            marks += [("end", number) for number, chunk in numbered if chunk.start < chunk.end == cut]
+            ending = "stop" if cut_short and cut == cuts[-1] else "end"
+            ending_here = [number for number, chunk in numbered if chunk.start < chunk.end == cut]
+            marks += [(ending, number) for number in ending_here]
         marks += [("label", number) for number, chunk in numbered if chunk.start == cut]
         if cut in pieces:
             marks.append(("text", pieces[cut]))
@@ -862,13 +1226,17 @@ def chunks_as_text(source: str, chunks, first: int = 0, limit: int = 4, colour: 
     shown = chunks[first : first + limit]
     numbered = list(enumerate(shown, first + 1))
     by_number = dict(numbered)
+    left_out = len(chunks) - first - len(shown)  # chunks after the view
     out = [view_caption(source, chunks, first, shown), "\n", ANSI_KEY if colour else TEXT_KEY, "\n"]
-    for mark, value in view_marks(numbered):
+    for mark, value in view_marks(numbered, cut_short=left_out > 0):
         if mark == "label":
             label = chunk_label(value, by_number[value], source)
             out.append(_ansi(f" {label} ", ANSI_LABEL_STYLE) if colour else f"{{{label}}}")
         elif mark == "end" and not colour:
             out.append(f"{{/#{value}}}")
+        elif mark == "stop" and not colour:
+            more = "1 more chunk" if left_out == 1 else f"{left_out} more chunks"
+            out.append(f"{{/#{value} · the view stops; {more} not shown}}")
         elif mark == "text":
             out.append(_text_piece(source[value.start : value.end], value.role, colour))
     return "".join(out)
@@ -961,6 +1329,13 @@ def _html_key() -> str:
 # matplotlib draws with its Agg backend, which needs no screen. These helpers
 # never import pyplot, so no window can open and no figure outlives its plot,
 # in a script, in a notebook, or on a machine with no display at all.
+#
+# A plot says what it shows: plot_chunk_sizes records a digest of its inputs
+# on the figure (`png_source`), and figure_png writes it into the PNG as a
+# text chunk. A copy of a plot (the README's docs/chunk-sizes.png) is then
+# checked against a fresh run by comparing digests, not pixels.
+
+PNG_SOURCE_KEY = "Source"  # the PNG text chunk that holds a plot's digest
 
 
 def plot_chunk_sizes(sizes: dict, max_tokens: int, title: str):
@@ -990,7 +1365,23 @@ def plot_chunk_sizes(sizes: dict, max_tokens: int, title: str):
         row.set_ylabel("chunks")
     rows[-1].set_xlabel(f"tokens per chunk (dashed line: the budget, {max_tokens})")
     figure.suptitle(title)
+    figure.png_source = chunk_sizes_source(sizes, max_tokens, title)
     return figure
+
+
+def chunk_sizes_source(sizes: dict, max_tokens: int, title: str) -> str:
+    """'chunk-sizes sha256:...': a digest of all a size plot shows, the same on every machine.
+
+    The rows keep their order (it is the plot's), and counts are plain ints,
+    so numpy's integers and Python's give the same digest.
+    """
+    shown = {
+        "sizes": [[name, [int(count) for count in counts]] for name, counts in sizes.items()],
+        "max_tokens": int(max_tokens),
+        "title": title,
+    }
+    digest = hashlib.sha256(json.dumps(shown).encode("utf-8")).hexdigest()
+    return f"chunk-sizes sha256:{digest}"
 
 
 def size_summary(name: str, counts, axis_end: int) -> str:
@@ -1005,9 +1396,14 @@ def size_summary(name: str, counts, axis_end: int) -> str:
 
 
 def figure_png(figure, dpi: int = 110) -> bytes:
-    """The figure as PNG bytes. A figure made without pyplot is saved by Agg, matplotlib's PNG painter."""
+    """The figure as PNG bytes. A figure made without pyplot is saved by Agg, matplotlib's PNG painter.
+
+    A figure that records what it shows (`png_source`) carries it in the PNG's text chunks.
+    """
+    source = getattr(figure, "png_source", None)
+    metadata = {PNG_SOURCE_KEY: source} if source else None
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi)
+    figure.savefig(buffer, format="png", dpi=dpi, metadata=metadata)
     return buffer.getvalue()
 
 

@@ -20,11 +20,14 @@
 # Run it with `python labs/rag4-chunking.py`.
 
 # %%
+import bisect
 import re
 
 from academy_llm import (
     DATASETS,
     Invariants,
+    check_chunking,
+    check_lossless,
     check_text_and_window,
     count_tokens,
     embed,
@@ -32,6 +35,7 @@ from academy_llm import (
     run_lab,
     token_starts,
     top_k,
+    tricky_cases,
     view_chunks,
 )
 
@@ -57,11 +61,12 @@ def word_windows(text, size, overlap=0):
     Returns a list of Chunk (kind "words"). Whitespace between two windows may
     fall outside every chunk; every word is in at least one chunk.
     """
-    # TODO(rag4): Start with check_text_and_window(text, size, overlap) for the errors.
-    #   Find word spans with re.finditer(r"\S+", text): match.start(), match.end().
-    #   Window k covers words[first : first + size], first = k * (size - overlap);
-    #   stop after the window that holds the last word. Build each with make_chunk.
-    raise NotImplementedError('TODO(rag4) word_windows(): Start with check_text_and_window(text, size, overlap) for the errors. Find word spans with re.finditer(r"\\S+", text): match.start(), match.end(). Window k covers words[first : first + size], first = k * (size - overlap); stop after the window that holds the last word. Build each with make_chunk.')
+    # TODO(rag4): Cover every word of the text with windows of `size` words, neighbours sharing
+    #   `overlap` words, so that a fact on a window's edge still lands whole in another
+    #   window. Each window is an exact slice of the text at its true offsets: that is
+    #   what a reader is shown and an answer cites.
+    #   More help: python labs/rag4-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError("TODO(rag4) word_windows(): Cover every word of the text with windows of `size` words, neighbours sharing `overlap` words, so that a fact on a window's edge still lands whole in another window. Each window is an exact slice of the text at its true offsets: that is what a reader is shown and an answer cites. More help: python labs/rag4-chunking.py --hint 2, or show_hint(2) in a notebook.")
 
 
 # %% [markdown]
@@ -91,12 +96,12 @@ def token_windows(text, max_tokens, overlap=0):
     Windows start and end at token starts, cover every character of the
     text (spaces included) and each counts at most `max_tokens` tokens on its own.
     """
-    # TODO(rag4): Start with check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens").
-    #   starts = token_starts(text); token i spans starts[i] to starts[i + 1] (or len(text)).
-    #   A window takes tokens first..last (at most max_tokens of them); while
-    #   count_tokens(window text) > max_tokens, drop its last token. The next window
-    #   starts `overlap` tokens before this one ended, and always moves forward.
-    raise NotImplementedError('TODO(rag4) token_windows(): Start with check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"). starts = token_starts(text); token i spans starts[i] to starts[i + 1] (or len(text)). A window takes tokens first..last (at most max_tokens of them); while count_tokens(window text) > max_tokens, drop its last token. The next window starts `overlap` tokens before this one ended, and always moves forward.')
+    # TODO(rag4): Cover every character of the text (spaces included) with windows of at most
+    #   max_tokens tokens, neighbours sharing `overlap` tokens. The budget must hold for
+    #   each window counted on its own, as an embedding API will count it, and no window
+    #   may cut a token in half.
+    #   More help: python labs/rag4-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError('TODO(rag4) token_windows(): Cover every character of the text (spaces included) with windows of at most max_tokens tokens, neighbours sharing `overlap` tokens. The budget must hold for each window counted on its own, as an embedding API will count it, and no window may cut a token in half. More help: python labs/rag4-chunking.py --hint 2, or show_hint(2) in a notebook.')
 
 
 # %% [markdown]
@@ -194,6 +199,73 @@ def step_see_the_cut(document, fact_start):
     view_chunks(document, windows, first=first, limit=2)
 
 
+# %% [markdown]
+# ## 4. Tricky texts
+#
+# The handbook is tidy English: short words, one kind of line end. Real
+# documents hold URLs, emoji, Windows line ends (`\r\n`), empty pages. So the
+# lab ends by calling both functions on the course's `TRICKY_TEXTS`, from the
+# empty text up, at small and large sizes, with and without overlap. Each
+# result is judged from the text alone: the checks below never call your
+# code. The first input that goes wrong is shown with the call that
+# reproduces it; paste it into a Python prompt and look at what comes back.
+
+
+# %%
+WORD_SETTINGS = (dict(size=1, overlap=0), dict(size=3, overlap=1), dict(size=4, overlap=3))
+TOKEN_SETTINGS = (  # 4 tokens hold any character
+    dict(max_tokens=4, overlap=0), dict(max_tokens=4, overlap=3),
+    dict(max_tokens=9, overlap=2), dict(max_tokens=64, overlap=16),
+)
+
+
+def check_word_windows(chunks, text, size, overlap):
+    """Raise ValueError unless `chunks` are word windows of `text`: every word kept, each
+    window 1 to `size` words and ending past the one before, neighbours sharing `overlap`."""
+    check_lossless(text, chunks, whitespace_may_be_lost=True)
+    words = [match.span() for match in re.finditer(r"\S+", text)]
+    if words and not chunks:
+        raise ValueError(f"{len(words)} words, but no window")
+    for number, chunk in enumerate(chunks, 1):
+        held = sum(1 for start, end in words if chunk.start <= start and end <= chunk.end)
+        if not 1 <= held <= size:
+            raise ValueError(f"window {number} holds {held} words, not 1 to {size}")
+    for number, (before, after) in enumerate(zip(chunks, chunks[1:]), 2):
+        if after.end <= before.end:
+            raise ValueError(f"window {number} adds no word to window {number - 1}")
+        shared = sum(1 for start, end in words if after.start <= start and end <= before.end)
+        if shared != overlap:
+            raise ValueError(f"windows {number - 1} and {number} share {shared} words, "
+                             f"not {overlap}")
+
+
+def check_token_windows(chunks, text, max_tokens, overlap):
+    """Raise ValueError unless `chunks` are token windows of `text`: nothing lost, within
+    budget, cut at token starts, each as full as the budget allows, neighbours sharing
+    `overlap` tokens (fewer only when a window holds no more than that)."""
+    check_chunking(text, chunks, max_tokens)
+    cuts = token_starts(text) + [len(text)]
+
+    def tokens(start, end):
+        """Tokens of the whole text from `start` up to `end`."""
+        return max(0, bisect.bisect_left(cuts, end) - bisect.bisect_left(cuts, start))
+
+    for number, chunk in enumerate(chunks, 1):
+        at = bisect.bisect_left(cuts, chunk.end)
+        if chunk.start not in cuts or at == len(cuts) or cuts[at] != chunk.end:
+            raise ValueError(f"window {number} [{chunk.start}, {chunk.end}) cuts inside a token")
+        held = tokens(chunk.start, chunk.end)
+        if number < len(chunks) and held < max_tokens:  # could it take one more token?
+            if count_tokens(text[chunk.start : cuts[at + 1]]) <= max_tokens:
+                raise ValueError(f"window {number} stops at {held} tokens, but one more fits")
+    for number, (before, after) in enumerate(zip(chunks, chunks[1:]), 2):
+        shared = tokens(after.start, before.end)
+        expected = min(overlap, tokens(before.start, before.end) - 1)
+        if shared != expected:
+            raise ValueError(f"windows {number - 1} and {number} share {shared} tokens, "
+                             f"not {expected}")
+
+
 def main():
     document = HANDBOOK.read_text(encoding="utf-8")
     fact_start = document.index(FACT)  # the lab's own label, not a chunk offset
@@ -230,7 +302,83 @@ def main():
         f"whole in {len(whole[0])} chunk(s) without overlap, "
         f"{len(whole[OVERLAP_TOKENS])} with",
     )
+    checks.check_cases(
+        "word windows of tricky texts: every word kept, each a word further, `overlap` shared",
+        tricky_cases(word_windows, check_word_windows, WORD_SETTINGS),
+    )
+    checks.check_cases(
+        "token windows of tricky texts: lossless, in budget, full, `overlap` tokens shared",
+        tricky_cases(token_windows, check_token_windows, TOKEN_SETTINGS),
+    )
     return checks.verdict()
+
+
+# %% [markdown]
+# ## Hints
+#
+# Each TODO above shows its first hint: what the function must achieve, and
+# why. The next levels are kept here for when you are stuck: the approach, then
+# a sketch close to code. Ask for them one at a time rather than reading on.
+# `python labs/rag4-chunking.py --hint 2` runs the lab and shows hint 2 for the
+# TODO where it stops; `--hint 3` shows the next level, and `--hint 2
+# word_windows` one function's. In a notebook, run the cells above, then
+# `show_hint(2)` or `show_hint(2, "word_windows")`.
+
+# %%
+from academy_llm import show_hint  # in a notebook: show_hint(2)
+
+HINTS = {
+    "word_windows": {
+        1: (
+            "Cover every word of the text with windows of `size` words, neighbours sharing "
+            "`overlap` words, so that a fact on a window's edge still lands whole in another "
+            "window. Each window is an exact slice of the text at its true offsets: that is what "
+            "a reader is shown and an answer cites."
+        ),
+        2: (
+            "Check the arguments first with the course's shared check, which raises the errors "
+            "every chunker gives. Find each word's start and end offset once (a word is a run of "
+            "non-space characters), then walk that list in steps of size - overlap words. A "
+            "window runs from its first word's start to its last word's end, so the text between "
+            "words stays as it was; the last window may hold fewer words. Stop after the window "
+            "that reaches the last word, or the windows after it would only repeat it. A text "
+            "with no words has no windows."
+        ),
+        3: (
+            "Start with check_text_and_window(text, size, overlap) for the errors. Find word "
+            "spans with re.finditer(r\"\\S+\", text): match.start(), match.end(). Window k covers "
+            "words[first : first + size], first = k * (size - overlap); stop after the window "
+            "that holds the last word. Build each with make_chunk."
+        ),
+    },
+    "token_windows": {
+        1: (
+            "Cover every character of the text (spaces included) with windows of at most "
+            "max_tokens tokens, neighbours sharing `overlap` tokens. The budget must hold for "
+            "each window counted on its own, as an embedding API will count it, and no window may "
+            "cut a token in half."
+        ),
+        2: (
+            "Check the arguments as in word_windows, passing the names that make the messages "
+            "speak of max_tokens and tokens. Tokenize the text once to learn where each token "
+            "starts; a window runs from one token's start to the start of the token after its "
+            "last (or to the end of the text). Take as many tokens as the budget allows, then "
+            "count the window's own text: on its own a slice can need a token more than it had "
+            "inside the whole, so give back one token at a time until it fits. Start the next "
+            "window `overlap` tokens before this one ended, but always after this one's start, so "
+            "the loop ends. One token that alone is over budget (a character of four tokens) "
+            "cannot be cut: raise the ValueError of the README's error table."
+        ),
+        3: (
+            "Start with check_text_and_window(text, max_tokens, overlap, \"max_tokens\", "
+            "\"tokens\"). starts = token_starts(text); token i spans starts[i] to starts[i + 1] "
+            "(or len(text)). A window takes tokens first..last (at most max_tokens of them); "
+            "while count_tokens(window text) > max_tokens, drop its last token; if only one token "
+            "is left and it is still over, raise ValueError. The next window starts `overlap` "
+            "tokens before this one ended, and always moves forward."
+        ),
+    },
+}
 
 
 # %%

@@ -33,6 +33,7 @@ from academy_llm import (
     DATASETS,
     MAX_TOKENS_PER_CHARACTER,
     Invariants,
+    check_chunking,
     check_text_and_window,
     corpus_pages,
     count_tokens,
@@ -44,7 +45,9 @@ from academy_llm import (
     run_lab,
     show_figure,
     token_positions,
+    token_starts,
     top_k,
+    tricky_cases,
     view_chunks,
 )
 
@@ -149,13 +152,12 @@ class TokenIndex:
 # %%
 def split_at_seams(text, start, end, max_tokens, index, level=0):
     """Spans tiling text[start:end], each within max_tokens where seams allow."""
-    # TODO(rag5): If index.estimate(start, end) <= max_tokens, the span is fine: return [(start, end)].
-    #   If level == len(SEAMS), no seam is left: cut with rag4.token_windows(text[start:end],
-    #   max_tokens) and shift each window's offsets by start.
-    #   Else cut where every SEAMS[level] match inside [start, end) ends (pattern.finditer(text,
-    #   start, end)); if that gives one piece, try level + 1. Keep each piece that fits
-    #   (index.estimates(pieces) sizes them all at once); split the others at level + 1.
-    raise NotImplementedError("TODO(rag5) split_at_seams(): If index.estimate(start, end) <= max_tokens, the span is fine: return [(start, end)]. If level == len(SEAMS), no seam is left: cut with rag4.token_windows(text[start:end], max_tokens) and shift each window's offsets by start. Else cut where every SEAMS[level] match inside [start, end) ends (pattern.finditer(text, start, end)); if that gives one piece, try level + 1. Keep each piece that fits (index.estimates(pieces) sizes them all at once); split the others at level + 1.")
+    # TODO(rag5): Cut text[start:end] into spans that tile it exactly and each fit in max_tokens,
+    #   cutting at the coarsest kind of seam that works (a paragraph break before a line
+    #   break, a line break before a sentence end, and so on), so that pieces end where
+    #   the text itself breaks.
+    #   More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError('TODO(rag5) split_at_seams(): Cut text[start:end] into spans that tile it exactly and each fit in max_tokens, cutting at the coarsest kind of seam that works (a paragraph break before a line break, a line break before a sentence end, and so on), so that pieces end where the text itself breaks. More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.')
 
 
 # %% [markdown]
@@ -175,10 +177,11 @@ def pack(spans, sizes, max_tokens):
 
     `sizes` holds each span's tokens (index.estimates(spans)).
     """
-    # TODO(rag5): Walk the spans with their sizes, keeping the current chunk's (start, end) and its
-    #   running total of tokens. If the total plus the span's size is <= max_tokens, extend
-    #   the chunk to the span's end; otherwise start a new chunk at the span.
-    raise NotImplementedError("TODO(rag5) pack(): Walk the spans with their sizes, keeping the current chunk's (start, end) and its running total of tokens. If the total plus the span's size is <= max_tokens, extend the chunk to the span's end; otherwise start a new chunk at the span.")
+    # TODO(rag5): Merge neighbouring spans into as few chunks as possible, in order, each within
+    #   max_tokens, so that chunks are as full as the seams allow instead of one small
+    #   piece each.
+    #   More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError('TODO(rag5) pack(): Merge neighbouring spans into as few chunks as possible, in order, each within max_tokens, so that chunks are as full as the seams allow instead of one small piece each. More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.')
 
 
 # %% [markdown]
@@ -203,12 +206,11 @@ def next_clean_cut(text, position, limit):
 
 def add_overlap(text, chunks, overlap, index):
     """Move each chunk's start back by up to `overlap` tokens, to a word start."""
-    # TODO(rag5): For each chunk after the first: find the token start `overlap` tokens before the
-    #   chunk's start (index.starts.searchsorted(start) finds the chunk's first token),
-    #   not before the previous chunk's start.
-    #   Move forward from there to the first clean cut, the space before a word or the start
-    #   of a line (next_clean_cut(text, reach, chunk's start)), and begin the chunk there.
-    raise NotImplementedError("TODO(rag5) add_overlap(): For each chunk after the first: find the token start `overlap` tokens before the chunk's start (index.starts.searchsorted(start) finds the chunk's first token), not before the previous chunk's start. Move forward from there to the first clean cut, the space before a word or the start of a line (next_clean_cut(text, reach, chunk's start)), and begin the chunk there.")
+    # TODO(rag5): Let each chunk after the first reach back into the one before by up to `overlap`
+    #   tokens, so that a fact on a boundary is whole in one of them, and make that
+    #   overlap begin at a word, where it reads well and is counted exactly.
+    #   More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError('TODO(rag5) add_overlap(): Let each chunk after the first reach back into the one before by up to `overlap` tokens, so that a fact on a boundary is whole in one of them, and make that overlap begin at a word, where it reads well and is counted exactly. More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.')
 
 
 # %% [markdown]
@@ -224,13 +226,12 @@ def add_overlap(text, chunks, overlap, index):
 # %%
 def recursive_chunks(text, max_tokens, overlap=0):
     """Chunks of at most max_tokens tokens, cut at the coarsest seams, sharing ~overlap tokens."""
-    # TODO(rag5): check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives [].
-    #   budget = packing_budget(max_tokens, overlap) leaves room for the overlap. index = TokenIndex(text);
-    #   spans = split_at_seams(...); packed = pack(spans, index.estimates(spans), budget);
-    #   overlapped = add_overlap(...). Count each
-    #   overlapped chunk with index.count(start, end); make_chunk(text, start, end, n_tokens) each
-    #   that fits, and fit_over_budget() the rare one that does not.
-    raise NotImplementedError('TODO(rag5) recursive_chunks(): check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives []. budget = packing_budget(max_tokens, overlap) leaves room for the overlap. index = TokenIndex(text); spans = split_at_seams(...); packed = pack(spans, index.estimates(spans), budget); overlapped = add_overlap(...). Count each overlapped chunk with index.count(start, end); make_chunk(text, start, end, n_tokens) each that fits, and fit_over_budget() the rare one that does not.')
+    # TODO(rag5): Turn a text into chunks of at most max_tokens tokens that end at the coarsest
+    #   seams the budget allows and share about `overlap` tokens, each with its exact
+    #   token count: whole thoughts within the embedder's limit, from a text tokenized
+    #   only once.
+    #   More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError("TODO(rag5) recursive_chunks(): Turn a text into chunks of at most max_tokens tokens that end at the coarsest seams the budget allows and share about `overlap` tokens, each with its exact token count: whole thoughts within the embedder's limit, from a text tokenized only once. More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.")
 
 
 def packing_budget(max_tokens, overlap):
@@ -381,6 +382,60 @@ def step_linear(page):
         print(f"   {len(text) / 1000:>6.0f} KB  {seconds * 1000:>6.1f} ms  ({per_mb * 1000:.0f} ms per MB)")
 
 
+# %% [markdown]
+# ## 7. Tricky texts
+#
+# The page is tidy Markdown. The lab ends by calling `recursive_chunks` on the
+# course's `TRICKY_TEXTS` (an empty text, lone `\r` line ends, a URL, emoji
+# made of several characters, ...) at budgets from 4 tokens up, with and
+# without overlap, and judging each result from the text alone: the checks
+# below never call your code. The first input that goes wrong is shown with
+# the call that reproduces it.
+
+
+# %%
+RECURSIVE_SETTINGS = (  # 4 tokens hold any character
+    dict(max_tokens=4, overlap=0), dict(max_tokens=8, overlap=0), dict(max_tokens=8, overlap=3),
+    dict(max_tokens=64, overlap=0), dict(max_tokens=64, overlap=16),
+)
+
+
+def previous_clean_cut(text, position, floor):
+    """The last clean cut before `position` and not before `floor`, or None."""
+    return next((cut for cut in range(position - 1, floor - 1, -1) if is_clean_cut(text, cut)), None)
+
+
+def check_recursive_chunks(chunks, text, max_tokens, overlap):
+    """Raise ValueError unless `chunks` are recursive chunks of `text` as promised: lossless,
+    in budget, counted truly; without overlap, packed full; with it, each chunk reaching back
+    to the earliest word start that shares at most `overlap` tokens (and keeps the budget).
+    Packed full is judged where two chunks start and end at clean cuts, so counts add up."""
+    check_chunking(text, chunks, max_tokens)
+    cuts = token_starts(text)
+
+    def tokens(start, end):
+        """Tokens of the whole text from `start` up to `end`."""
+        return max(0, bisect.bisect_left(cuts, end) - bisect.bisect_left(cuts, start))
+
+    own_starts = [0] + [chunk.end for chunk in chunks[:-1]]  # where each chunk's new text begins
+    for number in range(1, len(chunks)):
+        before, after, own = chunks[number - 1], chunks[number], own_starts[number]
+        pair = f"chunks {number} and {number + 1}"
+        clean = all(is_clean_cut(text, cut) for cut in (before.start, before.end, after.end))
+        if overlap == 0 and clean and count_tokens(text[before.start : after.end]) <= max_tokens:
+            raise ValueError(f"{pair} would fit together in {max_tokens} tokens: pack them")
+        shared = tokens(after.start, own)
+        if shared > overlap:
+            raise ValueError(f"{pair} share {shared} tokens, over the overlap of {overlap}")
+        if after.start < own and not is_clean_cut(text, after.start):
+            raise ValueError(f"chunk {number + 1}'s overlap starts inside a word ({after.start})")
+        earlier = previous_clean_cut(text, after.start, own_starts[number - 1])
+        if (earlier is not None and tokens(earlier, own) <= overlap
+                and count_tokens(text[earlier : after.end]) <= max_tokens):
+            raise ValueError(f"chunk {number + 1}'s overlap could reach back to a word start at "
+                             f"{earlier} and share {tokens(earlier, own)} tokens")
+
+
 def main():
     page = PAGE.read_text(encoding="utf-8")
     fact_start = page.index(FACT)  # the lab's own label, not a chunk offset
@@ -412,7 +467,120 @@ def main():
         top.start <= fact_start and fact_end <= top.end,
         f"answer at [{fact_start}, {fact_end})",
     )
+    checks.check_cases(
+        "tricky texts: lossless, in budget, packed full, overlap reaching back as far as it may",
+        tricky_cases(recursive_chunks, check_recursive_chunks, RECURSIVE_SETTINGS),
+    )
     return checks.verdict()
+
+
+# %% [markdown]
+# ## Hints
+#
+# Each TODO above shows its first hint: what the function must achieve, and
+# why. The next levels are kept here for when you are stuck: the approach, then
+# a sketch close to code. Ask for them one at a time rather than reading on.
+# `python labs/rag5-recursive-chunking.py --hint 2` runs the lab and shows hint
+# 2 for the TODO where it stops; `--hint 3` shows the next level, and `--hint 2
+# split_at_seams` one function's. In a notebook, run the cells above, then
+# `show_hint(2)` or `show_hint(2, "split_at_seams")`.
+
+# %%
+from academy_llm import show_hint  # in a notebook: show_hint(2)
+
+HINTS = {
+    "split_at_seams": {
+        1: (
+            "Cut text[start:end] into spans that tile it exactly and each fit in max_tokens, "
+            "cutting at the coarsest kind of seam that works (a paragraph break before a line "
+            "break, a line break before a sentence end, and so on), so that pieces end where the "
+            "text itself breaks."
+        ),
+        2: (
+            "Work recursively, one seam level at a time. A span that fits already is the whole "
+            "answer. Otherwise cut it after every match of the current seam inside it; if the "
+            "seam never occurs there, try the next finer seam on the same span. Of the pieces, "
+            "keep those that fit and send each one that does not to the next finer level. When no "
+            "seam is left, fall back to rag4's token windows, whose offsets are relative to the "
+            "slice they were given. Size spans with the TokenIndex (all the pieces of a cut in "
+            "one call), never with count_tokens: the page must not be tokenized again."
+        ),
+        3: (
+            "If index.estimate(start, end) <= max_tokens, the span is fine: return [(start, "
+            "end)]. If level == len(SEAMS), no seam is left: cut with "
+            "rag4.token_windows(text[start:end], max_tokens) and shift each window's offsets by "
+            "start. Else cut where every SEAMS[level] match inside [start, end) ends "
+            "(pattern.finditer(text, start, end)); if that gives one piece, try level + 1. Keep "
+            "each piece that fits (index.estimates(pieces) sizes them all at once); split the "
+            "others at level + 1."
+        ),
+    },
+    "pack": {
+        1: (
+            "Merge neighbouring spans into as few chunks as possible, in order, each within "
+            "max_tokens, so that chunks are as full as the seams allow instead of one small piece "
+            "each."
+        ),
+        2: (
+            "Greedy, in one pass: keep the chunk being built and its running total of tokens. "
+            "Each next span joins that chunk if the total stays within budget, or else starts a "
+            "new chunk. Adding the given sizes is all the counting there is (estimates add up at "
+            "clean cuts). A span over budget on its own still becomes a chunk of its own; never "
+            "drop or reorder a span."
+        ),
+        3: (
+            "Walk the spans with their sizes, keeping the current chunk's (start, end) and its "
+            "running total of tokens. If the total plus the span's size is <= max_tokens, extend "
+            "the chunk to the span's end; otherwise start a new chunk at the span."
+        ),
+    },
+    "add_overlap": {
+        1: (
+            "Let each chunk after the first reach back into the one before by up to `overlap` "
+            "tokens, so that a fact on a boundary is whole in one of them, and make that overlap "
+            "begin at a word, where it reads well and is counted exactly."
+        ),
+        2: (
+            "With no overlap there is nothing to do. The first chunk stays as it is. For each "
+            "later chunk, find its first token among the index's token starts (a binary search), "
+            "step back `overlap` tokens, but never before the previous chunk's start. From there "
+            "move forward to the first clean cut with the given next_clean_cut, which never "
+            "passes the chunk's own start. Only the start moves: the end stays where packing put "
+            "it."
+        ),
+        3: (
+            "For each chunk after the first: find the token start `overlap` tokens before the "
+            "chunk's start (index.starts.searchsorted(start) finds the chunk's first token), not "
+            "before the previous chunk's start. Move forward from there to the first clean cut, "
+            "the space before a word or the start of a line (next_clean_cut(text, reach, chunk's "
+            "start)), and begin the chunk there."
+        ),
+    },
+    "recursive_chunks": {
+        1: (
+            "Turn a text into chunks of at most max_tokens tokens that end at the coarsest seams "
+            "the budget allows and share about `overlap` tokens, each with its exact token count: "
+            "whole thoughts within the embedder's limit, from a text tokenized only once."
+        ),
+        2: (
+            "Check the arguments as in rag4; an empty text has no chunks. Packing must aim below "
+            "max_tokens to leave room for the overlap: the given packing_budget says how far. "
+            "Build one TokenIndex, split the whole text at its seams within that budget, pack the "
+            "spans (sized by the index), then add the overlap. Last, read each chunk's exact "
+            "count from the index: nearly all fit and become chunks; the rare one over budget "
+            "goes to the given fit_over_budget, which needs where that chunk started before the "
+            "overlap was added."
+        ),
+        3: (
+            "check_text_and_window(text, max_tokens, overlap, \"max_tokens\", \"tokens\"); \"\" "
+            "gives []. budget = packing_budget(max_tokens, overlap) leaves room for the overlap. "
+            "index = TokenIndex(text); spans = split_at_seams(...); packed = pack(spans, "
+            "index.estimates(spans), budget); overlapped = add_overlap(...). Count each "
+            "overlapped chunk with index.count(start, end); make_chunk(text, start, end, "
+            "n_tokens) each that fits, and fit_over_budget() the rare one that does not."
+        ),
+    },
+}
 
 
 # %%

@@ -27,11 +27,14 @@ import bisect
 import re
 import statistics
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import NamedTuple
 
 from academy_llm import (
     DATASETS,
+    Case,
     Invariants,
+    check_chunking,
     check_text_and_window,
     corpus_pages,
     embed,
@@ -42,6 +45,7 @@ from academy_llm import (
     run_lab,
     show_figure,
     top_k,
+    tricky_cases,
     view_chunks,
 )
 
@@ -161,22 +165,28 @@ CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 
 def fence_opening(text):
     """(char, length) if `text` opens a fenced code block, else None."""
-    # TODO(rag6): Match FENCE_OPENING. A backtick fence may not have a backtick in
-    #   the rest of the line (its "info string"). Return (fence[0], len(fence)).
-    raise NotImplementedError('TODO(rag6) fence_opening(): Match FENCE_OPENING. A backtick fence may not have a backtick in the rest of the line (its "info string"). Return (fence[0], len(fence)).')
+    # TODO(rag6): Tell whether a line opens a fenced code block, and with which character and how
+    #   long a fence: that decides which line closes the block, and everything up to it
+    #   is code that no chunk may cut and no heading rule may read.
+    #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError('TODO(rag6) fence_opening(): Tell whether a line opens a fenced code block, and with which character and how long a fence: that decides which line closes the block, and everything up to it is code that no chunk may cut and no heading rule may read. More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.')
 
 
 def closes_fence(text, char, length):
     """True if `text` closes a fence opened with `length` times `char`."""
-    # TODO(rag6): Match FENCE_CLOSING: its fence must be the same char, at least `length` long.
-    raise NotImplementedError('TODO(rag6) closes_fence(): Match FENCE_CLOSING: its fence must be the same char, at least `length` long.')
+    # TODO(rag6): Tell whether a line closes the fenced block opened with `length` times `char`, so
+    #   that the block ends where CommonMark says and a shorter or different fence inside
+    #   it stays code.
+    #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError('TODO(rag6) closes_fence(): Tell whether a line closes the fenced block opened with `length` times `char`, so that the block ends where CommonMark says and a shorter or different fence inside it stays code. More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.')
 
 
 def atx_heading(text):
     """(level, title) if `text` is an ATX heading such as '## Install ##', else None."""
-    # TODO(rag6): Match ATX_HEADING; the level is the number of #s. Drop a closing run of #s
-    #   (CLOSING_HASHES: it needs a space before it, or to be all there is), then strip.
-    raise NotImplementedError('TODO(rag6) atx_heading(): Match ATX_HEADING; the level is the number of #s. Drop a closing run of #s (CLOSING_HASHES: it needs a space before it, or to be all there is), then strip.')
+    # TODO(rag6): Recognise a `#` heading and give its level and title: headings open the sections,
+    #   and their titles become each chunk's heading path.
+    #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError("TODO(rag6) atx_heading(): Recognise a `#` heading and give its level and title: headings open the sections, and their titles become each chunk's heading path. More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.")
 
 
 def table_cells(text):
@@ -208,10 +218,10 @@ def is_delimiter_row(text):
 
 def is_table_start(lines, i):
     """True if lines[i] is a table's header row (lines[i + 1] being its delimiter row)."""
-    # TODO(rag6): Needs a next line; lines[i].text must contain "|" and not be indented 4 or more;
-    #   lines[i + 1].text must pass is_delimiter_row; and the header must have as many
-    #   table_cells as the delimiter row has.
-    raise NotImplementedError('TODO(rag6) is_table_start(): Needs a next line; lines[i].text must contain "|" and not be indented 4 or more; lines[i + 1].text must pass is_delimiter_row; and the header must have as many table_cells as the delimiter row has.')
+    # TODO(rag6): Tell whether line i starts a GitHub table, so that the chunker keeps the table
+    #   whole with its header row, which names the columns every row's values depend on.
+    #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError("TODO(rag6) is_table_start(): Tell whether line i starts a GitHub table, so that the chunker keeps the table whole with its header row, which names the columns every row's values depend on. More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.")
 
 
 # %% [markdown]
@@ -533,9 +543,10 @@ def enter_section(path, level, title):
 
     `path` holds (level, title) pairs from the outermost heading in.
     """
-    # TODO(rag6): Keep the entries of `path` whose level is smaller than `level`, then append
-    #   (level, title). Return a tuple.
-    raise NotImplementedError('TODO(rag6) enter_section(): Keep the entries of `path` whose level is smaller than `level`, then append (level, title). Return a tuple.')
+    # TODO(rag6): Give the heading path after a new heading, so that every chunk knows which chain
+    #   of headings it sits under, even when its own text never names them.
+    #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError('TODO(rag6) enter_section(): Give the heading path after a new heading, so that every chunk knows which chain of headings it sits under, even when its own text never names them. More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.')
 
 
 @dataclass
@@ -677,11 +688,11 @@ def cuttable(spans, index):
 
 def chunk_section(text, section, max_tokens, index, regions):
     """(start, end, tokens) chunks of one section, within max_tokens unless one whole piece."""
-    # TODO(rag6): Pack the pieces_of(...) spans with rag5.pack (their sizes: the pieces' tokens) and
-    #   count each packed chunk with index.count. A chunk over budget that holds several pieces is re-packed piece by
-    #   piece with pack_exactly; a single piece over budget is kept whole if it must not be
-    #   cut, else split with mend_around(...): rag5.mend, but never inside a nested fence or table.
-    raise NotImplementedError("TODO(rag6) chunk_section(): Pack the pieces_of(...) spans with rag5.pack (their sizes: the pieces' tokens) and count each packed chunk with index.count. A chunk over budget that holds several pieces is re-packed piece by piece with pack_exactly; a single piece over budget is kept whole if it must not be cut, else split with mend_around(...): rag5.mend, but never inside a nested fence or table.")
+    # TODO(rag6): Pack one section into chunks within max_tokens, each with its exact token count,
+    #   without ever cutting a fenced block or a table: one that alone is over budget
+    #   stays a chunk of its own (the caller flags it oversize).
+    #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError('TODO(rag6) chunk_section(): Pack one section into chunks within max_tokens, each with its exact token count, without ever cutting a fenced block or a table: one that alone is over budget stays a chunk of its own (the caller flags it oversize). More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.')
 
 
 def pack_exactly(spans, max_tokens, index):
@@ -795,9 +806,11 @@ def front_matter_chunk(text, body_start, max_tokens):
 
 def markdown_chunks(text, max_tokens, overlap=0):
     """Chunks of a Markdown document: sections first, then size; fences and tables never cut."""
-    # TODO(rag6): Reject bad parameters with check_text_and_window(text, max_tokens, overlap,
-    #   "max_tokens", "tokens"); an empty text has no chunks. The rest is given below.
-    raise NotImplementedError('TODO(rag6) markdown_chunks(): Reject bad parameters with check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); an empty text has no chunks. The rest is given below.')
+    # TODO(rag6): Refuse bad arguments before any work, with the same errors as every chunker in
+    #   the course, so that a caller's mistake is named at once and alike everywhere; an
+    #   empty text has no chunks.
+    #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError("TODO(rag6) markdown_chunks(): Refuse bad arguments before any work, with the same errors as every chunker in the course, so that a caller's mistake is named at once and alike everywhere; an empty text has no chunks. More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.")
     document = read_document(text, rag5.packing_budget(max_tokens, overlap))
     chunks = [front_matter_chunk(text, document.body_start, max_tokens)] if document.body_start else []
     for section in document.sections:
@@ -868,8 +881,10 @@ def regions_to_keep_whole(text):
 
     This is deliberately separate code from the chunker's line scanner, so that
     the check below is not the chunker grading its own homework. It handles
-    top-level fences and tables, which is what the lab's pages hold.
+    top-level fences and tables, with any line ends, which is what the lab's
+    pages hold; the tricky documents of section 8 name their nested ones.
     """
+    text = text.replace("\r\n", " \n").replace("\r", "\n")  # LF ends, every character in place
     fences = [m.span() for m in FENCE_BLOCK.finditer(text)]
     tables = []
     for match in TABLE_BLOCK.finditer(text):
@@ -945,6 +960,155 @@ def rank_of_answer(chunks, answer_start, answer_end):
     return "none holds it"
 
 
+# %% [markdown]
+# ## 8. Tricky Markdown
+#
+# The page above uses a few of Markdown's forms. The lab ends by chunking
+# small documents that use the others: tilde fences and fences of four
+# backticks, fences and tables inside lists and quotes, tables without outer
+# pipes, setext headings, front matter, a fence never closed. Each is tried
+# with `\n`, `\r\n` and lone `\r` line ends, at budgets from 4 tokens up, with
+# and without overlap, together with the course's `TRICKY_TEXTS`. Each
+# document names, by hand, the blocks that must stay whole and the heading
+# path some of its lines must carry: the checks never ask your code. The
+# first input that goes wrong is shown with the call that reproduces it.
+
+
+# %%
+@dataclass(frozen=True)
+class TrickyMarkdown:
+    """A small document, written with \\n line ends, and what chunking it must respect."""
+
+    what: str
+    text: str
+    keep_whole: tuple = ()  # pieces of the text no chunk may start or end inside
+    paths: dict = field(default_factory=dict)  # {a line: the path of chunks holding some of it}
+
+
+TRICKY_MARKDOWN = (
+    TrickyMarkdown(
+        "a fence opening a list item, under a heading", "# Title\n- ```\n# Title",
+        keep_whole=("- ```",),
+    ),
+    TrickyMarkdown(
+        "a table inside a quote", "> | key | default |\n> |-----|---------|\n> | port | 7401 |\n",
+        keep_whole=("> | key | default |\n> |-----|---------|\n> | port | 7401 |",),
+    ),
+    TrickyMarkdown(
+        "front matter", '---\ntitle: Install\napplies_to: "2.x"\n---\n\n# Install\n\nUse apt.\n',
+        keep_whole=('---\ntitle: Install\napplies_to: "2.x"\n---',),
+        paths={"Use apt.": ("Install",)},
+    ),
+    TrickyMarkdown(
+        "a fence never closed", "# Title\n\nIntro.\n\n```sh\nnever closed\n# not a heading\n",
+        keep_whole=("```sh\nnever closed\n# not a heading",), paths={"never closed": ("Title",)},
+    ),
+    TrickyMarkdown(
+        "a fence inside a quote", "> Note:\n> ```\n> quoted code\n> more code\n> ```\n\nAfter.\n",
+        keep_whole=("> ```\n> quoted code\n> more code\n> ```",),
+    ),
+    TrickyMarkdown(
+        "setext headings",
+        "Install Orbit\n=============\n\nRun it.\n\nOn Linux\n--------\n\nUse apt.\n",
+        paths={"Use apt.": ("Install Orbit", "On Linux")},
+    ),
+    TrickyMarkdown(
+        "a tilde fence holding a # line",
+        "# Tildes\n\n~~~toml\n# a comment, not a heading\nkey = 1\n~~~\n\nAfter.\n",
+        keep_whole=("~~~toml\n# a comment, not a heading\nkey = 1\n~~~",),
+        paths={"After.": ("Tildes",)},
+    ),
+    TrickyMarkdown(
+        "a backtick fence holding tilde lines",
+        "# Mixed\n\n```\n~~~\ninside the fence\n~~~\n```\n\nAfter.\n",
+        keep_whole=("```\n~~~\ninside the fence\n~~~\n```",), paths={"After.": ("Mixed",)},
+    ),
+    TrickyMarkdown(
+        "a fence of four backticks holding one of three",
+        "# Fences\n\n````markdown\n```python\nprint(1)\n```\n````\n\nAfter.\n",
+        keep_whole=("````markdown\n```python\nprint(1)\n```\n````",),
+        paths={"After.": ("Fences",)},
+    ),
+    TrickyMarkdown(
+        "a table without outer pipes",
+        "# Ports\n\nport | use\n--- | ---\n7401 | stream\n7402 | api\n\nAfter.\n",
+        keep_whole=("port | use\n--- | ---\n7401 | stream\n7402 | api",),
+        paths={"After.": ("Ports",)},
+    ),
+    TrickyMarkdown(
+        "a table inside a list item",
+        "- Ports:\n\n  | port | use |\n  |------|-----|\n  | 7401 | stream |\n  | 7402 | api |\n\n"
+        "- Done.\n",
+        keep_whole=("  | port | use |\n  |------|-----|\n  | 7401 | stream |\n  | 7402 | api |",),
+    ),
+    TrickyMarkdown(
+        "a fence inside a list item",
+        "# Steps\n\n- Install it.\n- Run this:\n\n  ```sh\n  orbit init --data /var/lib/orbit\n"
+        "  orbit start\n  ```\n\n- Logs.\n",
+        keep_whole=("```sh\n  orbit init --data /var/lib/orbit\n  orbit start\n  ```",),
+        paths={"Logs.": ("Steps",)},
+    ),
+    TrickyMarkdown(
+        "closing #s, and paths popped by siblings and parents",
+        "# Install #\n\nIntro.\n\n## On Linux ##\n\nUse apt.\n\n## On macOS\n\nUse brew.\n\n"
+        "# Upgrade\n\nUpgrade.\n",
+        paths={"Use apt.": ("Install", "On Linux"), "Use brew.": ("Install", "On macOS"),
+               "Upgrade.": ("Upgrade",)},
+    ),
+)
+LINE_ENDS = {"LF": "\n", "CRLF": "\r\n", "CR": "\r"}
+MARKDOWN_SETTINGS = (  # 4 tokens hold any character
+    dict(max_tokens=4, overlap=0), dict(max_tokens=8, overlap=0),
+    dict(max_tokens=16, overlap=4), dict(max_tokens=400, overlap=0),
+)
+
+
+def check_markdown_chunks(chunks, text, max_tokens, overlap, keep_whole=(), paths=None):
+    """Raise ValueError unless `chunks` chunk the Markdown `text` as promised: lossless, in
+    budget but for a whole fence, table or front matter; nothing in `keep_whole` (or that
+    regions_to_keep_whole finds) cut; each line of `paths` only in chunks with that path."""
+    check_chunking(text, chunks, max_tokens)
+    for number, chunk in enumerate(chunks, 1):
+        if chunk.oversize and chunk.kind not in (*PROTECTED, "front_matter"):
+            raise ValueError(f"chunk {number} is flagged oversize, but its kind is {chunk.kind!r}")
+    named = [(text.index(piece), text.index(piece) + len(piece)) for piece in keep_whole]
+    for start, end in cut_regions(text, chunks, regions_to_keep_whole(text) + named)[:1]:
+        raise ValueError(f"a chunk starts or ends inside [{start}, {end}) "
+                         f"{text[start:end][:30]!r}, which must stay whole")
+    for line, path in (paths or {}).items():
+        start = text.index(line)
+        for chunk in chunks:
+            holds_some = chunk.start < start + len(line) and start < chunk.end
+            if holds_some and chunk.section != path:
+                raise ValueError(f"the chunk holding {line!r} has the path {chunk.section}, "
+                                 f"not {path}")
+
+
+def with_every_line_end(documents):
+    """Each document as written (LF), with CRLF and with lone CR line ends, its pieces too."""
+    return [
+        TrickyMarkdown(f"{document.what} ({name})", document.text.replace("\n", line_end),
+                       tuple(piece.replace("\n", line_end) for piece in document.keep_whole),
+                       document.paths)
+        for document in documents
+        for name, line_end in LINE_ENDS.items()
+    ]
+
+
+def markdown_cases():
+    """Cases for markdown_chunks: the tricky texts, and each tricky document with each line
+    end, at each setting; smallest text first."""
+    cases = tricky_cases(markdown_chunks, check_markdown_chunks, MARKDOWN_SETTINGS)
+    cases += [
+        Case(document.what, markdown_chunks, (document.text,),
+             partial(check_markdown_chunks, keep_whole=document.keep_whole, paths=document.paths),
+             dict(setting))
+        for document in with_every_line_end(TRICKY_MARKDOWN)
+        for setting in MARKDOWN_SETTINGS
+    ]
+    return sorted(cases, key=lambda case: len(case.args[0]))
+
+
 def main():
     page = PAGE.read_text(encoding="utf-8")
     answer_start = page.index(ANSWER)  # the lab's own label, not a chunk offset
@@ -982,7 +1146,154 @@ def main():
         top.start <= answer_start and answer_end <= top.end,
         f"answer at [{answer_start}, {answer_end})",
     )
+    checks.check_cases(
+        "tricky Markdown: lossless, in budget, fences and tables whole, heading paths right",
+        markdown_cases(),
+    )
     return checks.verdict()
+
+
+# %% [markdown]
+# ## Hints
+#
+# Each TODO above shows its first hint: what the function must achieve, and
+# why. The next levels are kept here for when you are stuck: the approach, then
+# a sketch close to code. Ask for them one at a time rather than reading on.
+# `python labs/rag6-markdown-chunking.py --hint 2` runs the lab and shows hint
+# 2 for the TODO where it stops; `--hint 3` shows the next level, and `--hint 2
+# fence_opening` one function's. In a notebook, run the cells above, then
+# `show_hint(2)` or `show_hint(2, "fence_opening")`.
+
+# %%
+from academy_llm import show_hint  # in a notebook: show_hint(2)
+
+HINTS = {
+    "fence_opening": {
+        1: (
+            "Tell whether a line opens a fenced code block, and with which character and how long "
+            "a fence: that decides which line closes the block, and everything up to it is code "
+            "that no chunk may cut and no heading rule may read."
+        ),
+        2: (
+            "Use the given FENCE_OPENING pattern: three or more backticks or tildes after at most "
+            "three spaces, then the rest of the line (the info string, such as a language name). "
+            "One CommonMark rule to watch: after a backtick fence, the info string may not hold a "
+            "backtick (that line is inline code, not a fence); tildes have no such rule. Anything "
+            "else opens nothing: return None."
+        ),
+        3: (
+            "Match FENCE_OPENING. A backtick fence may not have a backtick in the rest of the "
+            "line (its \"info string\"). Return (fence[0], len(fence))."
+        ),
+    },
+    "closes_fence": {
+        1: (
+            "Tell whether a line closes the fenced block opened with `length` times `char`, so "
+            "that the block ends where CommonMark says and a shorter or different fence inside it "
+            "stays code."
+        ),
+        2: (
+            "Use the given FENCE_CLOSING pattern: a fence with nothing after it but spaces. It "
+            "closes the block only if it is made of the same character as the opening fence and "
+            "is at least as long; a longer one closes too. Any other line leaves the block open."
+        ),
+        3: "Match FENCE_CLOSING: its fence must be the same char, at least `length` long.",
+    },
+    "atx_heading": {
+        1: (
+            "Recognise a `#` heading and give its level and title: headings open the sections, "
+            "and their titles become each chunk's heading path."
+        ),
+        2: (
+            "Use the given ATX_HEADING pattern: one to six #s, then a space or the end of the "
+            "line (#tag is not a heading). The level is the number of #s. A heading may end with "
+            "a closing run of #s that is not part of its title: remove it with the given "
+            "CLOSING_HASHES (it needs a space before it, or to be all the title has), then strip "
+            "the spaces around the title."
+        ),
+        3: (
+            "Match ATX_HEADING; the level is the number of #s. Drop a closing run of #s "
+            "(CLOSING_HASHES: it needs a space before it, or to be all there is), then strip."
+        ),
+    },
+    "is_table_start": {
+        1: (
+            "Tell whether line i starts a GitHub table, so that the chunker keeps the table whole "
+            "with its header row, which names the columns every row's values depend on."
+        ),
+        2: (
+            "A table is a header row followed by a delimiter row. Check, cheapest first: there is "
+            "a next line; line i holds a pipe and is not indented four columns or more (that "
+            "would be indented code); the next line is a delimiter row (the given "
+            "is_delimiter_row); and both rows have as many cells, counted with the given "
+            "table_cells, which ignores outer pipes."
+        ),
+        3: (
+            "Needs a next line; lines[i].text must contain \"|\" and not be indented 4 or more; "
+            "lines[i + 1].text must pass is_delimiter_row; and the header must have as many "
+            "table_cells as the delimiter row has."
+        ),
+    },
+    "enter_section": {
+        1: (
+            "Give the heading path after a new heading, so that every chunk knows which chain of "
+            "headings it sits under, even when its own text never names them."
+        ),
+        2: (
+            "A heading closes every open heading of its own level or deeper and stays under the "
+            "ones above it: a new level-2 heading replaces the previous one and anything under "
+            "it, and stays under the current level-1 heading. So keep, in order, the entries of "
+            "the path whose level is smaller than the new one's, and add the new heading at the "
+            "end. Return a tuple: paths are compared and stored in chunks, so they must not "
+            "change."
+        ),
+        3: (
+            "Keep the entries of `path` whose level is smaller than `level`, then append (level, "
+            "title). Return a tuple."
+        ),
+    },
+    "chunk_section": {
+        1: (
+            "Pack one section into chunks within max_tokens, each with its exact token count, "
+            "without ever cutting a fenced block or a table: one that alone is over budget stays "
+            "a chunk of its own (the caller flags it oversize)."
+        ),
+        2: (
+            "The given pieces_of does the cutting: it splits big paragraphs at rag5's seams "
+            "around any nested fence or table and glues each heading to what follows. Pack those "
+            "pieces with rag5's pack, sized by their own token counts, then count each packed "
+            "chunk exactly with the index. Nearly all fit. A chunk over budget is re-packed from "
+            "its pieces with exact counts (pack_exactly); a single piece still over budget stays "
+            "whole if it must not be cut, and is otherwise split word by word with mend_around, "
+            "which keeps nested fences and tables whole. Return (start, end, tokens) for each "
+            "chunk."
+        ),
+        3: (
+            "Pack the pieces_of(...) spans with rag5.pack (their sizes: the pieces' tokens) and "
+            "count each packed chunk with index.count. A chunk over budget that holds several "
+            "pieces is re-packed piece by piece with pack_exactly; a single piece over budget is "
+            "kept whole if it must not be cut, else split with mend_around(...): rag5.mend, but "
+            "never inside a nested fence or table."
+        ),
+    },
+    "markdown_chunks": {
+        1: (
+            "Refuse bad arguments before any work, with the same errors as every chunker in the "
+            "course, so that a caller's mistake is named at once and alike everywhere; an empty "
+            "text has no chunks."
+        ),
+        2: (
+            "The course's shared check of the text and the window does the refusing (pass the "
+            "names that make its messages speak of max_tokens and tokens); then an empty text "
+            "returns an empty list. Reading the document, its sections and their chunks is given "
+            "after this part."
+        ),
+        3: (
+            "Reject bad parameters with check_text_and_window(text, max_tokens, overlap, "
+            "\"max_tokens\", \"tokens\"); an empty text has no chunks. The rest is given below."
+        ),
+    },
+}
 
 
 # %%

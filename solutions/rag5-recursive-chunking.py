@@ -33,6 +33,7 @@ from academy_llm import (
     DATASETS,
     MAX_TOKENS_PER_CHARACTER,
     Invariants,
+    check_chunking,
     check_text_and_window,
     corpus_pages,
     count_tokens,
@@ -44,7 +45,9 @@ from academy_llm import (
     run_lab,
     show_figure,
     token_positions,
+    token_starts,
     top_k,
+    tricky_cases,
     view_chunks,
 )
 
@@ -150,12 +153,23 @@ class TokenIndex:
 def split_at_seams(text, start, end, max_tokens, index, level=0):
     """Spans tiling text[start:end], each within max_tokens where seams allow."""
     # BEGIN SOLUTION
-    # hint: If index.estimate(start, end) <= max_tokens, the span is fine: return [(start, end)].
-    # hint: If level == len(SEAMS), no seam is left: cut with rag4.token_windows(text[start:end],
-    # hint: max_tokens) and shift each window's offsets by start.
-    # hint: Else cut where every SEAMS[level] match inside [start, end) ends (pattern.finditer(text,
-    # hint: start, end)); if that gives one piece, try level + 1. Keep each piece that fits
-    # hint: (index.estimates(pieces) sizes them all at once); split the others at level + 1.
+    # hint 1: Cut text[start:end] into spans that tile it exactly and each fit in max_tokens,
+    # hint 1: cutting at the coarsest kind of seam that works (a paragraph break before a line
+    # hint 1: break, a line break before a sentence end, and so on), so that pieces end where the
+    # hint 1: text itself breaks.
+    # hint 2: Work recursively, one seam level at a time. A span that fits already is the whole
+    # hint 2: answer. Otherwise cut it after every match of the current seam inside it; if the seam
+    # hint 2: never occurs there, try the next finer seam on the same span. Of the pieces, keep
+    # hint 2: those that fit and send each one that does not to the next finer level. When no seam
+    # hint 2: is left, fall back to rag4's token windows, whose offsets are relative to the slice
+    # hint 2: they were given. Size spans with the TokenIndex (all the pieces of a cut in one
+    # hint 2: call), never with count_tokens: the page must not be tokenized again.
+    # hint 3: If index.estimate(start, end) <= max_tokens, the span is fine: return [(start, end)].
+    # hint 3: If level == len(SEAMS), no seam is left: cut with rag4.token_windows(text[start:end],
+    # hint 3: max_tokens) and shift each window's offsets by start. Else cut where every
+    # hint 3: SEAMS[level] match inside [start, end) ends (pattern.finditer(text, start, end)); if
+    # hint 3: that gives one piece, try level + 1. Keep each piece that fits
+    # hint 3: (index.estimates(pieces) sizes them all at once); split the others at level + 1.
     if index.estimate(start, end) <= max_tokens:
         return [(start, end)]
     if level == len(SEAMS):
@@ -194,9 +208,17 @@ def pack(spans, sizes, max_tokens):
     `sizes` holds each span's tokens (index.estimates(spans)).
     """
     # BEGIN SOLUTION
-    # hint: Walk the spans with their sizes, keeping the current chunk's (start, end) and its
-    # hint: running total of tokens. If the total plus the span's size is <= max_tokens, extend
-    # hint: the chunk to the span's end; otherwise start a new chunk at the span.
+    # hint 1: Merge neighbouring spans into as few chunks as possible, in order, each within
+    # hint 1: max_tokens, so that chunks are as full as the seams allow instead of one small piece
+    # hint 1: each.
+    # hint 2: Greedy, in one pass: keep the chunk being built and its running total of tokens. Each
+    # hint 2: next span joins that chunk if the total stays within budget, or else starts a new
+    # hint 2: chunk. Adding the given sizes is all the counting there is (estimates add up at clean
+    # hint 2: cuts). A span over budget on its own still becomes a chunk of its own; never drop or
+    # hint 2: reorder a span.
+    # hint 3: Walk the spans with their sizes, keeping the current chunk's (start, end) and its
+    # hint 3: running total of tokens. If the total plus the span's size is <= max_tokens, extend
+    # hint 3: the chunk to the span's end; otherwise start a new chunk at the span.
     chunks = []
     total = 0
     for (span_start, span_end), tokens in zip(spans, sizes):
@@ -233,11 +255,19 @@ def next_clean_cut(text, position, limit):
 def add_overlap(text, chunks, overlap, index):
     """Move each chunk's start back by up to `overlap` tokens, to a word start."""
     # BEGIN SOLUTION
-    # hint: For each chunk after the first: find the token start `overlap` tokens before the
-    # hint: chunk's start (index.starts.searchsorted(start) finds the chunk's first token),
-    # hint: not before the previous chunk's start.
-    # hint: Move forward from there to the first clean cut, the space before a word or the start
-    # hint: of a line (next_clean_cut(text, reach, chunk's start)), and begin the chunk there.
+    # hint 1: Let each chunk after the first reach back into the one before by up to `overlap`
+    # hint 1: tokens, so that a fact on a boundary is whole in one of them, and make that overlap
+    # hint 1: begin at a word, where it reads well and is counted exactly.
+    # hint 2: With no overlap there is nothing to do. The first chunk stays as it is. For each
+    # hint 2: later chunk, find its first token among the index's token starts (a binary search),
+    # hint 2: step back `overlap` tokens, but never before the previous chunk's start. From there
+    # hint 2: move forward to the first clean cut with the given next_clean_cut, which never passes
+    # hint 2: the chunk's own start. Only the start moves: the end stays where packing put it.
+    # hint 3: For each chunk after the first: find the token start `overlap` tokens before the
+    # hint 3: chunk's start (index.starts.searchsorted(start) finds the chunk's first token), not
+    # hint 3: before the previous chunk's start. Move forward from there to the first clean cut,
+    # hint 3: the space before a word or the start of a line (next_clean_cut(text, reach, chunk's
+    # hint 3: start)), and begin the chunk there.
     if overlap == 0:
         return chunks
     result = [chunks[0]]
@@ -263,12 +293,22 @@ def add_overlap(text, chunks, overlap, index):
 def recursive_chunks(text, max_tokens, overlap=0):
     """Chunks of at most max_tokens tokens, cut at the coarsest seams, sharing ~overlap tokens."""
     # BEGIN SOLUTION
-    # hint: check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives [].
-    # hint: budget = packing_budget(max_tokens, overlap) leaves room for the overlap. index = TokenIndex(text);
-    # hint: spans = split_at_seams(...); packed = pack(spans, index.estimates(spans), budget);
-    # hint: overlapped = add_overlap(...). Count each
-    # hint: overlapped chunk with index.count(start, end); make_chunk(text, start, end, n_tokens) each
-    # hint: that fits, and fit_over_budget() the rare one that does not.
+    # hint 1: Turn a text into chunks of at most max_tokens tokens that end at the coarsest seams
+    # hint 1: the budget allows and share about `overlap` tokens, each with its exact token count:
+    # hint 1: whole thoughts within the embedder's limit, from a text tokenized only once.
+    # hint 2: Check the arguments as in rag4; an empty text has no chunks. Packing must aim below
+    # hint 2: max_tokens to leave room for the overlap: the given packing_budget says how far.
+    # hint 2: Build one TokenIndex, split the whole text at its seams within that budget, pack the
+    # hint 2: spans (sized by the index), then add the overlap. Last, read each chunk's exact count
+    # hint 2: from the index: nearly all fit and become chunks; the rare one over budget goes to
+    # hint 2: the given fit_over_budget, which needs where that chunk started before the overlap
+    # hint 2: was added.
+    # hint 3: check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives
+    # hint 3: []. budget = packing_budget(max_tokens, overlap) leaves room for the overlap. index =
+    # hint 3: TokenIndex(text); spans = split_at_seams(...); packed = pack(spans,
+    # hint 3: index.estimates(spans), budget); overlapped = add_overlap(...). Count each overlapped
+    # hint 3: chunk with index.count(start, end); make_chunk(text, start, end, n_tokens) each that
+    # hint 3: fits, and fit_over_budget() the rare one that does not.
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if not text:
         return []
@@ -436,6 +476,60 @@ def step_linear(page):
         print(f"   {len(text) / 1000:>6.0f} KB  {seconds * 1000:>6.1f} ms  ({per_mb * 1000:.0f} ms per MB)")
 
 
+# %% [markdown]
+# ## 7. Tricky texts
+#
+# The page is tidy Markdown. The lab ends by calling `recursive_chunks` on the
+# course's `TRICKY_TEXTS` (an empty text, lone `\r` line ends, a URL, emoji
+# made of several characters, ...) at budgets from 4 tokens up, with and
+# without overlap, and judging each result from the text alone: the checks
+# below never call your code. The first input that goes wrong is shown with
+# the call that reproduces it.
+
+
+# %%
+RECURSIVE_SETTINGS = (  # 4 tokens hold any character
+    dict(max_tokens=4, overlap=0), dict(max_tokens=8, overlap=0), dict(max_tokens=8, overlap=3),
+    dict(max_tokens=64, overlap=0), dict(max_tokens=64, overlap=16),
+)
+
+
+def previous_clean_cut(text, position, floor):
+    """The last clean cut before `position` and not before `floor`, or None."""
+    return next((cut for cut in range(position - 1, floor - 1, -1) if is_clean_cut(text, cut)), None)
+
+
+def check_recursive_chunks(chunks, text, max_tokens, overlap):
+    """Raise ValueError unless `chunks` are recursive chunks of `text` as promised: lossless,
+    in budget, counted truly; without overlap, packed full; with it, each chunk reaching back
+    to the earliest word start that shares at most `overlap` tokens (and keeps the budget).
+    Packed full is judged where two chunks start and end at clean cuts, so counts add up."""
+    check_chunking(text, chunks, max_tokens)
+    cuts = token_starts(text)
+
+    def tokens(start, end):
+        """Tokens of the whole text from `start` up to `end`."""
+        return max(0, bisect.bisect_left(cuts, end) - bisect.bisect_left(cuts, start))
+
+    own_starts = [0] + [chunk.end for chunk in chunks[:-1]]  # where each chunk's new text begins
+    for number in range(1, len(chunks)):
+        before, after, own = chunks[number - 1], chunks[number], own_starts[number]
+        pair = f"chunks {number} and {number + 1}"
+        clean = all(is_clean_cut(text, cut) for cut in (before.start, before.end, after.end))
+        if overlap == 0 and clean and count_tokens(text[before.start : after.end]) <= max_tokens:
+            raise ValueError(f"{pair} would fit together in {max_tokens} tokens: pack them")
+        shared = tokens(after.start, own)
+        if shared > overlap:
+            raise ValueError(f"{pair} share {shared} tokens, over the overlap of {overlap}")
+        if after.start < own and not is_clean_cut(text, after.start):
+            raise ValueError(f"chunk {number + 1}'s overlap starts inside a word ({after.start})")
+        earlier = previous_clean_cut(text, after.start, own_starts[number - 1])
+        if (earlier is not None and tokens(earlier, own) <= overlap
+                and count_tokens(text[earlier : after.end]) <= max_tokens):
+            raise ValueError(f"chunk {number + 1}'s overlap could reach back to a word start at "
+                             f"{earlier} and share {tokens(earlier, own)} tokens")
+
+
 def main():
     page = PAGE.read_text(encoding="utf-8")
     fact_start = page.index(FACT)  # the lab's own label, not a chunk offset
@@ -466,6 +560,10 @@ def main():
         "the top result holds the answer",
         top.start <= fact_start and fact_end <= top.end,
         f"answer at [{fact_start}, {fact_end})",
+    )
+    checks.check_cases(
+        "tricky texts: lossless, in budget, packed full, overlap reaching back as far as it may",
+        tricky_cases(recursive_chunks, check_recursive_chunks, RECURSIVE_SETTINGS),
     )
     return checks.verdict()
 

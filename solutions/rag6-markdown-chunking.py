@@ -27,11 +27,14 @@ import bisect
 import re
 import statistics
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import NamedTuple
 
 from academy_llm import (
     DATASETS,
+    Case,
     Invariants,
+    check_chunking,
     check_text_and_window,
     corpus_pages,
     embed,
@@ -42,6 +45,7 @@ from academy_llm import (
     run_lab,
     show_figure,
     top_k,
+    tricky_cases,
     view_chunks,
 )
 
@@ -162,8 +166,16 @@ CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 def fence_opening(text):
     """(char, length) if `text` opens a fenced code block, else None."""
     # BEGIN SOLUTION
-    # hint: Match FENCE_OPENING. A backtick fence may not have a backtick in
-    # hint: the rest of the line (its "info string"). Return (fence[0], len(fence)).
+    # hint 1: Tell whether a line opens a fenced code block, and with which character and how long
+    # hint 1: a fence: that decides which line closes the block, and everything up to it is code
+    # hint 1: that no chunk may cut and no heading rule may read.
+    # hint 2: Use the given FENCE_OPENING pattern: three or more backticks or tildes after at most
+    # hint 2: three spaces, then the rest of the line (the info string, such as a language name).
+    # hint 2: One CommonMark rule to watch: after a backtick fence, the info string may not hold a
+    # hint 2: backtick (that line is inline code, not a fence); tildes have no such rule. Anything
+    # hint 2: else opens nothing: return None.
+    # hint 3: Match FENCE_OPENING. A backtick fence may not have a backtick in the rest of the line
+    # hint 3: (its "info string"). Return (fence[0], len(fence)).
     match = FENCE_OPENING.match(text)
     if not match:
         return None
@@ -177,7 +189,13 @@ def fence_opening(text):
 def closes_fence(text, char, length):
     """True if `text` closes a fence opened with `length` times `char`."""
     # BEGIN SOLUTION
-    # hint: Match FENCE_CLOSING: its fence must be the same char, at least `length` long.
+    # hint 1: Tell whether a line closes the fenced block opened with `length` times `char`, so
+    # hint 1: that the block ends where CommonMark says and a shorter or different fence inside it
+    # hint 1: stays code.
+    # hint 2: Use the given FENCE_CLOSING pattern: a fence with nothing after it but spaces. It
+    # hint 2: closes the block only if it is made of the same character as the opening fence and is
+    # hint 2: at least as long; a longer one closes too. Any other line leaves the block open.
+    # hint 3: Match FENCE_CLOSING: its fence must be the same char, at least `length` long.
     match = FENCE_CLOSING.match(text)
     return bool(match) and match.group(1)[0] == char and len(match.group(1)) >= length
     # END SOLUTION
@@ -186,8 +204,15 @@ def closes_fence(text, char, length):
 def atx_heading(text):
     """(level, title) if `text` is an ATX heading such as '## Install ##', else None."""
     # BEGIN SOLUTION
-    # hint: Match ATX_HEADING; the level is the number of #s. Drop a closing run of #s
-    # hint: (CLOSING_HASHES: it needs a space before it, or to be all there is), then strip.
+    # hint 1: Recognise a `#` heading and give its level and title: headings open the sections, and
+    # hint 1: their titles become each chunk's heading path.
+    # hint 2: Use the given ATX_HEADING pattern: one to six #s, then a space or the end of the line
+    # hint 2: (#tag is not a heading). The level is the number of #s. A heading may end with a
+    # hint 2: closing run of #s that is not part of its title: remove it with the given
+    # hint 2: CLOSING_HASHES (it needs a space before it, or to be all the title has), then strip
+    # hint 2: the spaces around the title.
+    # hint 3: Match ATX_HEADING; the level is the number of #s. Drop a closing run of #s
+    # hint 3: (CLOSING_HASHES: it needs a space before it, or to be all there is), then strip.
     match = ATX_HEADING.match(text)
     if not match:
         return None
@@ -226,9 +251,16 @@ def is_delimiter_row(text):
 def is_table_start(lines, i):
     """True if lines[i] is a table's header row (lines[i + 1] being its delimiter row)."""
     # BEGIN SOLUTION
-    # hint: Needs a next line; lines[i].text must contain "|" and not be indented 4 or more;
-    # hint: lines[i + 1].text must pass is_delimiter_row; and the header must have as many
-    # hint: table_cells as the delimiter row has.
+    # hint 1: Tell whether line i starts a GitHub table, so that the chunker keeps the table whole
+    # hint 1: with its header row, which names the columns every row's values depend on.
+    # hint 2: A table is a header row followed by a delimiter row. Check, cheapest first: there is
+    # hint 2: a next line; line i holds a pipe and is not indented four columns or more (that would
+    # hint 2: be indented code); the next line is a delimiter row (the given is_delimiter_row); and
+    # hint 2: both rows have as many cells, counted with the given table_cells, which ignores outer
+    # hint 2: pipes.
+    # hint 3: Needs a next line; lines[i].text must contain "|" and not be indented 4 or more;
+    # hint 3: lines[i + 1].text must pass is_delimiter_row; and the header must have as many
+    # hint 3: table_cells as the delimiter row has.
     if i + 1 >= len(lines) or "|" not in lines[i].text or indent_of(lines[i].text) >= 4:
         return False
     delimiter = lines[i + 1].text
@@ -558,8 +590,15 @@ def enter_section(path, level, title):
     `path` holds (level, title) pairs from the outermost heading in.
     """
     # BEGIN SOLUTION
-    # hint: Keep the entries of `path` whose level is smaller than `level`, then append
-    # hint: (level, title). Return a tuple.
+    # hint 1: Give the heading path after a new heading, so that every chunk knows which chain of
+    # hint 1: headings it sits under, even when its own text never names them.
+    # hint 2: A heading closes every open heading of its own level or deeper and stays under the
+    # hint 2: ones above it: a new level-2 heading replaces the previous one and anything under it,
+    # hint 2: and stays under the current level-1 heading. So keep, in order, the entries of the
+    # hint 2: path whose level is smaller than the new one's, and add the new heading at the end.
+    # hint 2: Return a tuple: paths are compared and stored in chunks, so they must not change.
+    # hint 3: Keep the entries of `path` whose level is smaller than `level`, then append (level,
+    # hint 3: title). Return a tuple.
     return tuple(entry for entry in path if entry[0] < level) + ((level, title),)
     # END SOLUTION
 
@@ -704,10 +743,21 @@ def cuttable(spans, index):
 def chunk_section(text, section, max_tokens, index, regions):
     """(start, end, tokens) chunks of one section, within max_tokens unless one whole piece."""
     # BEGIN SOLUTION
-    # hint: Pack the pieces_of(...) spans with rag5.pack (their sizes: the pieces' tokens) and
-    # hint: count each packed chunk with index.count. A chunk over budget that holds several pieces is re-packed piece by
-    # hint: piece with pack_exactly; a single piece over budget is kept whole if it must not be
-    # hint: cut, else split with mend_around(...): rag5.mend, but never inside a nested fence or table.
+    # hint 1: Pack one section into chunks within max_tokens, each with its exact token count,
+    # hint 1: without ever cutting a fenced block or a table: one that alone is over budget stays a
+    # hint 1: chunk of its own (the caller flags it oversize).
+    # hint 2: The given pieces_of does the cutting: it splits big paragraphs at rag5's seams around
+    # hint 2: any nested fence or table and glues each heading to what follows. Pack those pieces
+    # hint 2: with rag5's pack, sized by their own token counts, then count each packed chunk
+    # hint 2: exactly with the index. Nearly all fit. A chunk over budget is re-packed from its
+    # hint 2: pieces with exact counts (pack_exactly); a single piece still over budget stays whole
+    # hint 2: if it must not be cut, and is otherwise split word by word with mend_around, which
+    # hint 2: keeps nested fences and tables whole. Return (start, end, tokens) for each chunk.
+    # hint 3: Pack the pieces_of(...) spans with rag5.pack (their sizes: the pieces' tokens) and
+    # hint 3: count each packed chunk with index.count. A chunk over budget that holds several
+    # hint 3: pieces is re-packed piece by piece with pack_exactly; a single piece over budget is
+    # hint 3: kept whole if it must not be cut, else split with mend_around(...): rag5.mend, but
+    # hint 3: never inside a nested fence or table.
     pieces = pieces_of(text, section, max_tokens, index, regions)
     whole_starts = {start for start, _, whole, _ in pieces if whole}
     packed = rag5.pack([(s, e) for s, e, _, _ in pieces], [tokens for *_, tokens in pieces], max_tokens)
@@ -841,8 +891,15 @@ def front_matter_chunk(text, body_start, max_tokens):
 def markdown_chunks(text, max_tokens, overlap=0):
     """Chunks of a Markdown document: sections first, then size; fences and tables never cut."""
     # BEGIN SOLUTION
-    # hint: Reject bad parameters with check_text_and_window(text, max_tokens, overlap,
-    # hint: "max_tokens", "tokens"); an empty text has no chunks. The rest is given below.
+    # hint 1: Refuse bad arguments before any work, with the same errors as every chunker in the
+    # hint 1: course, so that a caller's mistake is named at once and alike everywhere; an empty
+    # hint 1: text has no chunks.
+    # hint 2: The course's shared check of the text and the window does the refusing (pass the
+    # hint 2: names that make its messages speak of max_tokens and tokens); then an empty text
+    # hint 2: returns an empty list. Reading the document, its sections and their chunks is given
+    # hint 2: after this part.
+    # hint 3: Reject bad parameters with check_text_and_window(text, max_tokens, overlap,
+    # hint 3: "max_tokens", "tokens"); an empty text has no chunks. The rest is given below.
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if not text:
         return []
@@ -917,8 +974,10 @@ def regions_to_keep_whole(text):
 
     This is deliberately separate code from the chunker's line scanner, so that
     the check below is not the chunker grading its own homework. It handles
-    top-level fences and tables, which is what the lab's pages hold.
+    top-level fences and tables, with any line ends, which is what the lab's
+    pages hold; the tricky documents of section 8 name their nested ones.
     """
+    text = text.replace("\r\n", " \n").replace("\r", "\n")  # LF ends, every character in place
     fences = [m.span() for m in FENCE_BLOCK.finditer(text)]
     tables = []
     for match in TABLE_BLOCK.finditer(text):
@@ -994,6 +1053,155 @@ def rank_of_answer(chunks, answer_start, answer_end):
     return "none holds it"
 
 
+# %% [markdown]
+# ## 8. Tricky Markdown
+#
+# The page above uses a few of Markdown's forms. The lab ends by chunking
+# small documents that use the others: tilde fences and fences of four
+# backticks, fences and tables inside lists and quotes, tables without outer
+# pipes, setext headings, front matter, a fence never closed. Each is tried
+# with `\n`, `\r\n` and lone `\r` line ends, at budgets from 4 tokens up, with
+# and without overlap, together with the course's `TRICKY_TEXTS`. Each
+# document names, by hand, the blocks that must stay whole and the heading
+# path some of its lines must carry: the checks never ask your code. The
+# first input that goes wrong is shown with the call that reproduces it.
+
+
+# %%
+@dataclass(frozen=True)
+class TrickyMarkdown:
+    """A small document, written with \\n line ends, and what chunking it must respect."""
+
+    what: str
+    text: str
+    keep_whole: tuple = ()  # pieces of the text no chunk may start or end inside
+    paths: dict = field(default_factory=dict)  # {a line: the path of chunks holding some of it}
+
+
+TRICKY_MARKDOWN = (
+    TrickyMarkdown(
+        "a fence opening a list item, under a heading", "# Title\n- ```\n# Title",
+        keep_whole=("- ```",),
+    ),
+    TrickyMarkdown(
+        "a table inside a quote", "> | key | default |\n> |-----|---------|\n> | port | 7401 |\n",
+        keep_whole=("> | key | default |\n> |-----|---------|\n> | port | 7401 |",),
+    ),
+    TrickyMarkdown(
+        "front matter", '---\ntitle: Install\napplies_to: "2.x"\n---\n\n# Install\n\nUse apt.\n',
+        keep_whole=('---\ntitle: Install\napplies_to: "2.x"\n---',),
+        paths={"Use apt.": ("Install",)},
+    ),
+    TrickyMarkdown(
+        "a fence never closed", "# Title\n\nIntro.\n\n```sh\nnever closed\n# not a heading\n",
+        keep_whole=("```sh\nnever closed\n# not a heading",), paths={"never closed": ("Title",)},
+    ),
+    TrickyMarkdown(
+        "a fence inside a quote", "> Note:\n> ```\n> quoted code\n> more code\n> ```\n\nAfter.\n",
+        keep_whole=("> ```\n> quoted code\n> more code\n> ```",),
+    ),
+    TrickyMarkdown(
+        "setext headings",
+        "Install Orbit\n=============\n\nRun it.\n\nOn Linux\n--------\n\nUse apt.\n",
+        paths={"Use apt.": ("Install Orbit", "On Linux")},
+    ),
+    TrickyMarkdown(
+        "a tilde fence holding a # line",
+        "# Tildes\n\n~~~toml\n# a comment, not a heading\nkey = 1\n~~~\n\nAfter.\n",
+        keep_whole=("~~~toml\n# a comment, not a heading\nkey = 1\n~~~",),
+        paths={"After.": ("Tildes",)},
+    ),
+    TrickyMarkdown(
+        "a backtick fence holding tilde lines",
+        "# Mixed\n\n```\n~~~\ninside the fence\n~~~\n```\n\nAfter.\n",
+        keep_whole=("```\n~~~\ninside the fence\n~~~\n```",), paths={"After.": ("Mixed",)},
+    ),
+    TrickyMarkdown(
+        "a fence of four backticks holding one of three",
+        "# Fences\n\n````markdown\n```python\nprint(1)\n```\n````\n\nAfter.\n",
+        keep_whole=("````markdown\n```python\nprint(1)\n```\n````",),
+        paths={"After.": ("Fences",)},
+    ),
+    TrickyMarkdown(
+        "a table without outer pipes",
+        "# Ports\n\nport | use\n--- | ---\n7401 | stream\n7402 | api\n\nAfter.\n",
+        keep_whole=("port | use\n--- | ---\n7401 | stream\n7402 | api",),
+        paths={"After.": ("Ports",)},
+    ),
+    TrickyMarkdown(
+        "a table inside a list item",
+        "- Ports:\n\n  | port | use |\n  |------|-----|\n  | 7401 | stream |\n  | 7402 | api |\n\n"
+        "- Done.\n",
+        keep_whole=("  | port | use |\n  |------|-----|\n  | 7401 | stream |\n  | 7402 | api |",),
+    ),
+    TrickyMarkdown(
+        "a fence inside a list item",
+        "# Steps\n\n- Install it.\n- Run this:\n\n  ```sh\n  orbit init --data /var/lib/orbit\n"
+        "  orbit start\n  ```\n\n- Logs.\n",
+        keep_whole=("```sh\n  orbit init --data /var/lib/orbit\n  orbit start\n  ```",),
+        paths={"Logs.": ("Steps",)},
+    ),
+    TrickyMarkdown(
+        "closing #s, and paths popped by siblings and parents",
+        "# Install #\n\nIntro.\n\n## On Linux ##\n\nUse apt.\n\n## On macOS\n\nUse brew.\n\n"
+        "# Upgrade\n\nUpgrade.\n",
+        paths={"Use apt.": ("Install", "On Linux"), "Use brew.": ("Install", "On macOS"),
+               "Upgrade.": ("Upgrade",)},
+    ),
+)
+LINE_ENDS = {"LF": "\n", "CRLF": "\r\n", "CR": "\r"}
+MARKDOWN_SETTINGS = (  # 4 tokens hold any character
+    dict(max_tokens=4, overlap=0), dict(max_tokens=8, overlap=0),
+    dict(max_tokens=16, overlap=4), dict(max_tokens=400, overlap=0),
+)
+
+
+def check_markdown_chunks(chunks, text, max_tokens, overlap, keep_whole=(), paths=None):
+    """Raise ValueError unless `chunks` chunk the Markdown `text` as promised: lossless, in
+    budget but for a whole fence, table or front matter; nothing in `keep_whole` (or that
+    regions_to_keep_whole finds) cut; each line of `paths` only in chunks with that path."""
+    check_chunking(text, chunks, max_tokens)
+    for number, chunk in enumerate(chunks, 1):
+        if chunk.oversize and chunk.kind not in (*PROTECTED, "front_matter"):
+            raise ValueError(f"chunk {number} is flagged oversize, but its kind is {chunk.kind!r}")
+    named = [(text.index(piece), text.index(piece) + len(piece)) for piece in keep_whole]
+    for start, end in cut_regions(text, chunks, regions_to_keep_whole(text) + named)[:1]:
+        raise ValueError(f"a chunk starts or ends inside [{start}, {end}) "
+                         f"{text[start:end][:30]!r}, which must stay whole")
+    for line, path in (paths or {}).items():
+        start = text.index(line)
+        for chunk in chunks:
+            holds_some = chunk.start < start + len(line) and start < chunk.end
+            if holds_some and chunk.section != path:
+                raise ValueError(f"the chunk holding {line!r} has the path {chunk.section}, "
+                                 f"not {path}")
+
+
+def with_every_line_end(documents):
+    """Each document as written (LF), with CRLF and with lone CR line ends, its pieces too."""
+    return [
+        TrickyMarkdown(f"{document.what} ({name})", document.text.replace("\n", line_end),
+                       tuple(piece.replace("\n", line_end) for piece in document.keep_whole),
+                       document.paths)
+        for document in documents
+        for name, line_end in LINE_ENDS.items()
+    ]
+
+
+def markdown_cases():
+    """Cases for markdown_chunks: the tricky texts, and each tricky document with each line
+    end, at each setting; smallest text first."""
+    cases = tricky_cases(markdown_chunks, check_markdown_chunks, MARKDOWN_SETTINGS)
+    cases += [
+        Case(document.what, markdown_chunks, (document.text,),
+             partial(check_markdown_chunks, keep_whole=document.keep_whole, paths=document.paths),
+             dict(setting))
+        for document in with_every_line_end(TRICKY_MARKDOWN)
+        for setting in MARKDOWN_SETTINGS
+    ]
+    return sorted(cases, key=lambda case: len(case.args[0]))
+
+
 def main():
     page = PAGE.read_text(encoding="utf-8")
     answer_start = page.index(ANSWER)  # the lab's own label, not a chunk offset
@@ -1030,6 +1238,10 @@ def main():
         "the top result holds the answer",
         top.start <= answer_start and answer_end <= top.end,
         f"answer at [{answer_start}, {answer_end})",
+    )
+    checks.check_cases(
+        "tricky Markdown: lossless, in budget, fences and tables whole, heading paths right",
+        markdown_cases(),
     )
     return checks.verdict()
 

@@ -24,8 +24,11 @@
 
 # %%
 from dataclasses import replace
+from functools import partial
 
 from academy_llm import (
+    TRICKY_TEXTS,
+    Case,
     Invariants,
     check_text_and_window,
     corpus_pages,
@@ -35,6 +38,7 @@ from academy_llm import (
     is_clean_cut,
     load_lab,
     make_chunk,
+    returns,
     run_lab,
     top_k,
     view_chunks,
@@ -60,8 +64,16 @@ HEADER_FIELDS = ("applies_to",)
 def make_header(title, section, metadata):
     """A one-line header: title, heading path, then metadata fields in parentheses."""
     # BEGIN SOLUTION
-    # hint: Join the title and the section's headings with " › " (leave out empty ones).
-    # hint: If metadata has fields, append " (" + "; ".join(f"{key with _ as space} {value}") + ")".
+    # hint 1: Build the one-line header embedded with every chunk of a section (title, heading
+    # hint 1: path, then a few metadata fields), so that the embedder sees what a chunk is about
+    # hint 1: even when its text never says it.
+    # hint 2: Join the document's title and the section's headings with ' › ', leaving out empty
+    # hint 2: parts. Then, if the metadata has fields with a value, write each as its name in words
+    # hint 2: (underscores become spaces) followed by its value, separate them with '; ' and put
+    # hint 2: them in parentheses after the path. No fields, no parentheses.
+    # hint 3: Join the title and the section's headings with " › " (leave out empty ones). If
+    # hint 3: metadata has fields with a value, append " (" + "; ".join(f"{key with _ as space}
+    # hint 3: {value}") + ")".
     path = " › ".join(part for part in (title, *section) if part)
     fields = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in metadata.items() if value)
     return f"{path} ({fields})" if fields else path
@@ -86,11 +98,22 @@ def make_header(title, section, metadata):
 def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
     """rag6's chunks, each with a header (title › headings (fields)) counted in max_tokens."""
     # BEGIN SOLUTION
-    # hint: check_text_and_window(...) as before, and title must be a str (TypeError). "" gives [].
-    # hint: metadata None means: the HEADER_FIELDS found in rag6.front_matter(text)[0].
-    # hint: document = rag6.read_document(text, rag5.packing_budget(max_tokens, overlap)); the front
-    # hint: matter chunk (if any) gets the header of the title alone; then for each section call
-    # hint: section_with_header(text, section, make_header(...), max_tokens, overlap, document).
+    # hint 1: Chunk a Markdown page as rag6 does, but give every chunk the header of its section
+    # hint 1: and keep header and text together within max_tokens, because the embedding model's
+    # hint 1: limit applies to all it embeds.
+    # hint 2: Check the arguments as before, and that the title is a string (a TypeError
+    # hint 2: otherwise); an empty text has no chunks. When the caller gives no metadata, take the
+    # hint 2: HEADER_FIELDS found in the page's front matter. Read the document once with rag6, at
+    # hint 2: rag5's packing budget. The front-matter chunk, if there is one, gets a header of the
+    # hint 2: title alone, and is flagged oversize when header and text together exceed max_tokens.
+    # hint 2: Each section then goes to the given section_with_header, with a header made of the
+    # hint 2: title, that section's heading titles and the metadata.
+    # hint 3: check_text_and_window(...) as before, and title must be a str (TypeError). "" gives
+    # hint 3: []. metadata None means: the HEADER_FIELDS found in rag6.front_matter(text)[0].
+    # hint 3: document = rag6.read_document(text, rag5.packing_budget(max_tokens, overlap)); the
+    # hint 3: front matter chunk (if any) gets the header of the title alone; then for each section
+    # hint 3: call section_with_header(text, section, make_header(...), max_tokens, overlap,
+    # hint 3: document).
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if not isinstance(title, str):
         raise TypeError(f"title must be a str, got {type(title).__name__}")
@@ -272,6 +295,80 @@ def step_table_rows(questions, headed, headed_chunks):
     return rowed_chunks
 
 
+# %% [markdown]
+# ## 5. Tricky inputs
+#
+# The lab ends by checking `make_header` on headers worked out by hand (an
+# empty title, an empty heading, several fields), and `header_chunks` on the
+# course's `TRICKY_TEXTS` and on rag6's tricky Markdown documents with every
+# line end, at budgets from 16 tokens up: rag6's promises must hold with the
+# header counted in, and a few lines must carry the header given by hand. The
+# first input that goes wrong is shown with the call that reproduces it.
+
+
+# %%
+TITLE_FOR_TRICKY_INPUTS = "Orbit docs"  # with a heading, it leaves 4 tokens or more of 16 for text
+HEADER_SETTINGS = (
+    dict(max_tokens=16, overlap=0), dict(max_tokens=24, overlap=4),
+    dict(max_tokens=400, overlap=0),
+)
+# The front matter alone fits in 16 tokens, but not with its header: it must be flagged oversize.
+WITH_FRONT_MATTER = '---\ntitle: Install\napplies_to: "2.x"\n---\n\n# Install\n\nUse apt.\n'
+HEADERS_BY_HAND = {"applies_to": "Orbit docs (applies to 2.x)",
+                   "Use apt.": "Orbit docs › Install (applies to 2.x)"}
+
+
+MAKE_HEADER_CASES = [
+    Case("an empty title", make_header, ("", ("Install",), {}), returns("Install")),
+    Case("an empty heading and field", make_header, ("Docs", ("", "Usage"), {"edition": ""}),
+         returns("Docs › Usage")),
+    Case("a path and a field", make_header,
+         ("Orbit docs", ("Install", "On Linux"), {"applies_to": "2.x"}),
+         returns("Orbit docs › Install › On Linux (applies to 2.x)")),
+    Case("two fields", make_header,
+         ("Docs", (), {"applies_to": "2.4+", "edition": "enterprise"}),
+         returns("Docs (applies to 2.4+; edition enterprise)")),
+]
+
+
+def header_cases():
+    """Cases for make_header worked out by hand, then for header_chunks on tricky texts and
+    documents (the front matter one with headers given by hand), smallest text first."""
+    documents = [rag6.TrickyMarkdown(tricky.what, tricky.text) for tricky in TRICKY_TEXTS]
+    documents += rag6.with_every_line_end(rag6.TRICKY_MARKDOWN)
+    chunk_cases = [
+        Case(document.what, header_chunks, (document.text, TITLE_FOR_TRICKY_INPUTS),
+             partial(check_header_chunks, keep_whole=document.keep_whole, paths=document.paths),
+             dict(setting))
+        for document in documents
+        for setting in HEADER_SETTINGS
+    ]
+    chunk_cases += [
+        Case("front matter with a field for the header", header_chunks,
+             (WITH_FRONT_MATTER, TITLE_FOR_TRICKY_INPUTS),
+             partial(check_header_chunks, headers=HEADERS_BY_HAND), dict(setting))
+        for setting in HEADER_SETTINGS
+    ]
+    return MAKE_HEADER_CASES + sorted(chunk_cases, key=lambda case: len(case.args[0]))
+
+
+def check_header_chunks(chunks, text, title, max_tokens, overlap, headers=None, **markdown):
+    """Raise ValueError unless `chunks` keep rag6's promises (rag6.check_markdown_chunks, with
+    the header counted in the budget), each header starts with `title`, and each line of
+    `headers` is only in chunks with the header given."""
+    rag6.check_markdown_chunks(chunks, text, max_tokens, overlap, **markdown)
+    for number, chunk in enumerate(chunks, 1):
+        if not chunk.header.startswith(title):
+            raise ValueError(f"chunk {number}'s header {chunk.header!r} does not start "
+                             f"with {title!r}")
+    for line, header in (headers or {}).items():
+        start = text.index(line)
+        for chunk in chunks:
+            if chunk.start < start + len(line) and start < chunk.end and chunk.header != header:
+                raise ValueError(f"the chunk holding {line!r} has the header {chunk.header!r}, "
+                                 f"not {header!r}")
+
+
 def main():
     questions = corpus_questions()
     step_show_headers()
@@ -299,6 +396,10 @@ def main():
         "a question answered under its heading is found only with headers",
         headed[example["id"]] == 1 and (bare[example["id"]] or 99) > 5,
         f"rank {headed[example['id']]} with headers, {bare[example['id']]} without",
+    )
+    checks.check_cases(
+        "tricky inputs: headers as worked out by hand; rag6's promises kept, header counted in",
+        header_cases(),
     )
     return checks.verdict()
 

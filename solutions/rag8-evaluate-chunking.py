@@ -33,6 +33,7 @@
 import time
 
 from academy_llm import (
+    Case,
     Invariants,
     corpus_pages,
     corpus_questions,
@@ -40,6 +41,7 @@ from academy_llm import (
     embed,
     load_lab,
     make_chunk,
+    returns,
     run_lab,
     show_figure,
     top_k,
@@ -68,8 +70,13 @@ def holds(hit, span):
 def recall_at_k(hits, gold, k):
     """The share of gold spans held whole by one of the first k hits."""
     # BEGIN SOLUTION
-    # hint: For each gold span, is there a hit among hits[:k] that holds() it? Return the
-    # hint: number of such spans divided by len(gold).
+    # hint 1: Measure the share of a question's gold spans that one of the first k retrieved chunks
+    # hint 1: holds whole, because a chunk holding half an answer cannot answer.
+    # hint 2: Look only at the first k hits. For each gold span, ask whether any of them holds it
+    # hint 2: (the given holds() checks the page and both ends). Count the spans found and divide
+    # hint 2: by the number of gold spans, so that two spans with one found score 0.5.
+    # hint 3: For each gold span, is there a hit among hits[:k] that holds() it? Return the number
+    # hint 3: of such spans divided by len(gold).
     found = sum(1 for span in gold if any(holds(hit, span) for hit in hits[:k]))
     return found / len(gold)
     # END SOLUTION
@@ -78,8 +85,14 @@ def recall_at_k(hits, gold, k):
 def mrr_at_k(hits, gold, k):
     """1 / rank of the first of the first k hits that holds a gold span; 0 if none does."""
     # BEGIN SOLUTION
-    # hint: Walk hits[:k] with their rank (1 = best); return 1 / rank at the first that holds()
-    # hint: any gold span.
+    # hint 1: Score how high the first useful chunk ranks: 1 if it is the top hit, 1/2 if second,
+    # hint 1: and so on, 0 if none of the first k holds an answer, because a reader starts at the
+    # hint 1: top.
+    # hint 2: Walk the first k hits in rank order, ranks counted from 1. At the first hit that
+    # hint 2: holds any gold span, return the reciprocal of its rank; the hits after it do not
+    # hint 2: matter. If none does, the score is 0.0.
+    # hint 3: Walk hits[:k] with their rank (1 = best); return 1 / rank at the first that holds()
+    # hint 3: any gold span.
     for rank, hit in enumerate(hits[:k], 1):
         if any(holds(hit, span) for span in gold):
             return 1 / rank
@@ -127,7 +140,13 @@ def shared_characters(first, second):
 def coverage_at_k(hits, gold, k):
     """The share of the gold characters that the first k hits cover."""
     # BEGIN SOLUTION
-    # hint: shared_characters(merged(hits[:k]), merged(gold)) / characters(merged(gold)).
+    # hint 1: Measure what share of the answer's characters the first k chunks cover, whole or not
+    # hint 1: (what Chroma's evaluation calls recall): a chunk holding part of an answer counts for
+    # hint 1: that part.
+    # hint 2: Count every character once, however many hits cover it: merge the overlapping ranges
+    # hint 2: of the first k hits, and of the gold spans, with the given merged(). Then divide the
+    # hint 2: characters the two share (shared_characters) by the answer's characters (characters).
+    # hint 3: shared_characters(merged(hits[:k]), merged(gold)) / characters(merged(gold)).
     answer = merged(gold)
     return shared_characters(merged(hits[:k]), answer) / characters(answer)
     # END SOLUTION
@@ -139,9 +158,16 @@ def precision_and_iou(hits, gold, k):
     Overlapping hits count their shared characters once.
     """
     # BEGIN SOLUTION
-    # hint: Merge the first k hits and the gold spans with merged(); count with characters()
-    # hint: and shared_characters(). precision = shared / retrieved; IoU = shared / (retrieved
-    # hint: + gold - shared). Return (0.0, 0.0) when nothing was retrieved.
+    # hint 1: Measure how much of what was retrieved is answer (precision), and how well retrieved
+    # hint 1: and answer characters overlap (intersection over union), because retrieving whole
+    # hint 1: pages finds answers but makes a model read a lot of nothing.
+    # hint 2: Work in characters, each counted once: merge the first k hits, and the gold spans,
+    # hint 2: with merged(). The shared characters over the retrieved ones is the precision; over
+    # hint 2: the union (retrieved plus answer, less what they share) it is the IoU. When nothing
+    # hint 2: was retrieved, return zeros rather than divide by zero.
+    # hint 3: Merge the first k hits and the gold spans with merged(); count with characters() and
+    # hint 3: shared_characters(). precision = shared / retrieved; IoU = shared / (retrieved + gold
+    # hint 3: - shared). Return (0.0, 0.0) when nothing was retrieved.
     retrieved = merged(hits[:k])
     answer = merged(gold)
     shared = shared_characters(retrieved, answer)
@@ -156,35 +182,53 @@ def precision_and_iou(hits, gold, k):
 # ## 2. Check the ruler before measuring
 #
 # A metric with a bug makes every comparison after it wrong, so we test the
-# metrics on cases whose answers we know: a hand-computed example, a perfect
-# retriever (which must score 1.0) and the same results in reverse order
-# (which must score lower).
+# metrics first, on cases whose answers we worked out by hand: answers cut
+# in two, hits on the wrong page, two gold spans, hits that overlap each
+# other, nothing retrieved. If one disagrees, the lab stops there: the
+# measurements would only measure the bug. At the end, two more checks on
+# the real questions: a perfect retriever must score 1.0, and the same
+# results in reverse order must score lower.
 
 # %%
-TINY_GOLD = [("faq", 100, 120)]
-TINY_HITS = [("faq", 0, 50), ("faq", 90, 130), ("faq", 110, 200)]
+GOLD = [("faq", 100, 120)]
+TWO_GOLD = [("faq", 100, 120), ("faq", 300, 340)]  # 20 + 40 characters
+HITS = [("faq", 0, 50), ("faq", 90, 130), ("faq", 110, 200)]  # rank 2 holds the answer
+OVERLAPPING = [("faq", 90, 130), ("faq", 110, 150)]  # together [90, 150): 60 characters, 20 answer
 
-
-def check_the_metrics():
-    """(name, ok) pairs: the metrics agree with values worked out by hand."""
-    checks = [
-        ("recall@1 of the tiny example is 0", recall_at_k(TINY_HITS, TINY_GOLD, 1) == 0),
-        ("recall@2 is 1 (rank 2 holds [100, 120))", recall_at_k(TINY_HITS, TINY_GOLD, 2) == 1),
-        ("two gold spans, one found: recall 0.5",
-         recall_at_k([("faq", 0, 10)], [("faq", 0, 5), ("faq", 50, 60)], 5) == 0.5),
-        ("MRR@3 is 1/2", mrr_at_k(TINY_HITS, TINY_GOLD, 3) == 0.5),
-    ]
-    # By hand: the hits at ranks 1 and 2 cover 50 + 40 = 90 characters, 20 of them the answer.
-    precision, iou = precision_and_iou(TINY_HITS, TINY_GOLD, 2)
-    return checks + [
-        ("precision@2 is 20/90", abs(precision - 20 / 90) < 1e-12),
-        ("coverage@1 is 0, coverage@2 is 1", coverage_at_k(TINY_HITS, TINY_GOLD, 1) == 0
-         and coverage_at_k(TINY_HITS, TINY_GOLD, 2) == 1),
-        ("IoU@2 is 20/90", abs(iou - 20 / 90) < 1e-12),
-        ("a perfect hit scores 1.0 everywhere",
-         recall_at_k(TINY_GOLD, TINY_GOLD, 1) == mrr_at_k(TINY_GOLD, TINY_GOLD, 1)
-         == precision_and_iou(TINY_GOLD, TINY_GOLD, 1)[1] == 1.0),
-    ]
+METRIC_CASES = [
+    Case("a hit on the answer's second half only", recall_at_k, ([("faq", 110, 200)], GOLD, 1),
+         returns(0.0)),
+    Case("the right span on another page", recall_at_k, ([("install", 100, 120)], GOLD, 1),
+         returns(0.0)),
+    Case("the answer at rank 2", recall_at_k, (HITS, GOLD, 1), returns(0.0)),
+    Case("the answer at rank 2", recall_at_k, (HITS, GOLD, 2), returns(1.0)),
+    Case("fewer hits than k", recall_at_k, (HITS, GOLD, 10), returns(1.0)),
+    Case("two gold spans, one found", recall_at_k, ([("faq", 0, 130)], TWO_GOLD, 5), returns(0.5)),
+    Case("two hits holding the same one of two spans", recall_at_k,
+         ([("faq", 95, 125), ("faq", 100, 120)], TWO_GOLD, 2), returns(0.5)),
+    Case("nothing retrieved", recall_at_k, ([], GOLD, 5), returns(0.0)),
+    Case("the answer at rank 1", mrr_at_k, ([("faq", 100, 120)], GOLD, 1), returns(1.0)),
+    Case("the answer at rank 2, past k", mrr_at_k, (HITS, GOLD, 1), returns(0.0)),
+    Case("the answer at rank 2", mrr_at_k, (HITS, GOLD, 3), returns(0.5)),
+    Case("a hit on the answer's second half only", mrr_at_k, ([("faq", 110, 200)], GOLD, 1),
+         returns(0.0)),
+    Case("nothing retrieved", mrr_at_k, ([], GOLD, 5), returns(0.0)),
+    Case("a hit on the answer's second half only", coverage_at_k, ([("faq", 110, 200)], GOLD, 1),
+         returns(0.5)),
+    Case("the answer at rank 2", coverage_at_k, (HITS, GOLD, 1), returns(0.0)),
+    Case("the answer at rank 2", coverage_at_k, (HITS, GOLD, 2), returns(1.0)),
+    Case("two hits covering the answer together, overlapping", coverage_at_k,
+         ([("faq", 100, 115), ("faq", 105, 120)], GOLD, 2), returns(1.0)),
+    Case("two gold spans, a quarter of the first covered", coverage_at_k,
+         ([("faq", 115, 130)], TWO_GOLD, 1), returns(5 / 60)),
+    Case("nothing retrieved", coverage_at_k, ([], GOLD, 5), returns(0.0)),
+    Case("a perfect hit", precision_and_iou, (GOLD, GOLD, 1), returns((1.0, 1.0))),
+    Case("90 characters at ranks 1 and 2, 20 of them the answer", precision_and_iou,
+         (HITS, GOLD, 2), returns((20 / 90, 20 / 90))),
+    Case("two hits overlapping each other", precision_and_iou, (OVERLAPPING, GOLD, 2),
+         returns((20 / 60, 20 / 60))),
+    Case("nothing retrieved", precision_and_iou, ([], GOLD, 5), returns((0.0, 0.0))),
+]
 
 
 # %% [markdown]
@@ -349,9 +393,9 @@ def step_plot(questions, results):
 def main():
     print("1. The metrics, checked on cases worked out by hand")
     checks = Invariants("rag8")
-    metric_checks = check_the_metrics()
-    for name, ok in metric_checks:
-        print(f"   {'ok  ' if ok else 'WRONG'} {name}")
+    if not checks.check_cases("the metrics agree with values worked out by hand", METRIC_CASES):
+        print("   A wrong metric makes every number after it wrong: fix it, then measure.")
+        return checks.verdict()
 
     questions = corpus_questions("test")
     started = time.perf_counter()
@@ -370,8 +414,6 @@ def main():
     print(f"   (evaluation took {time.perf_counter() - started:.1f} s)")
 
     print("\nInvariants")
-    checks.check("the metrics agree with hand-computed values", all(ok for _, ok in metric_checks),
-                 ", ".join(name for name, ok in metric_checks if not ok))
     perfect = [gold_spans(q) for q in questions]
     checks.check(
         "a perfect retriever scores 1.0",

@@ -27,16 +27,20 @@ import numpy as np
 
 from academy_llm import (
     DATASETS,
+    Case,
     Invariants,
+    check_chunking,
     check_text_and_window,
     corpus_pages,
     corpus_questions,
     embed,
     load_lab,
     make_chunk,
+    returns,
     run_lab,
     show_figure,
     top_k,
+    tricky_cases,
     view_chunks,
 )
 
@@ -82,8 +86,15 @@ def sentence_spans(text, max_tokens, index):
 def window_texts(text, spans, window):
     """For each sentence, the text from `window` sentences before it to `window` after it."""
     # BEGIN SOLUTION
-    # hint: For sentence i take text[spans[first][0] : spans[last][1]] with first = max(i - window, 0)
-    # hint: and last = min(i + window, len(spans) - 1).
+    # hint 1: Give each sentence the text around it, `window` sentences on each side, because a
+    # hint 1: lone sentence such as "Run it again." says too little for its embedding to show the
+    # hint 1: topic.
+    # hint 2: The sentences are spans in order, so a window is one slice of the text: from the
+    # hint 2: start of its first sentence to the end of its last. Clamp both ends to the list, so
+    # hint 2: that the first and last sentences get shorter windows instead of an error. One text
+    # hint 2: per sentence, in order.
+    # hint 3: For sentence i take text[spans[first][0] : spans[last][1]] with first = max(i -
+    # hint 3: window, 0) and last = min(i + window, len(spans) - 1).
     last = len(spans) - 1
     return [text[spans[max(i - window, 0)][0] : spans[min(i + window, last)][1]] for i in range(len(spans))]
     # END SOLUTION
@@ -92,8 +103,13 @@ def window_texts(text, spans, window):
 def neighbour_distances(vectors):
     """Cosine distance (1 - cosine) between each row of unit vectors and the next one."""
     # BEGIN SOLUTION
-    # hint: Rows are unit length, so the cosine is a dot product: for rows i and i + 1 the
-    # hint: distance is 1 - vectors[i] @ vectors[i + 1]. One value fewer than rows.
+    # hint 1: Measure how far apart in meaning each pair of neighbouring windows is (cosine
+    # hint 1: distance), because a jump in distance is where the text moves on to something else.
+    # hint 2: The embedder's rows have unit length, so the cosine of two rows is their dot product,
+    # hint 2: and the distance is one minus it. Compare each row with the next: n rows give n - 1
+    # hint 2: distances, in order, as plain floats.
+    # hint 3: Rows are unit length, so the cosine is a dot product: for rows i and i + 1 the
+    # hint 3: distance is 1 - vectors[i] @ vectors[i + 1]. One value fewer than rows.
     return [1.0 - float(vectors[i] @ vectors[i + 1]) for i in range(len(vectors) - 1)]
     # END SOLUTION
 
@@ -101,8 +117,15 @@ def neighbour_distances(vectors):
 def breakpoints(distances, percentile):
     """Sentence indexes to cut before: where the distance is above the given percentile of all."""
     # BEGIN SOLUTION
-    # hint: threshold = np.percentile(distances, percentile); distance i lies between sentences
-    # hint: i and i + 1, so a cut there is at sentence i + 1. No distances, no cuts.
+    # hint 1: Choose where to cut: before every sentence that lies unusually far in meaning from
+    # hint 1: the one before it (further than the given percentile of all the page's distances), so
+    # hint 1: that chunks end where the topic shifts.
+    # hint 2: Take the threshold over all distances with numpy's percentile. Distance i lies
+    # hint 2: between sentences i and i + 1, so a distance above the threshold is a cut before
+    # hint 2: sentence i + 1. Return the cuts in order. A page of one sentence has no distances,
+    # hint 2: and so no cuts (a percentile of nothing is an error).
+    # hint 3: threshold = np.percentile(distances, percentile); distance i lies between sentences i
+    # hint 3: and i + 1, so a cut there is at sentence i + 1. No distances, no cuts.
     if not distances:
         return []
     threshold = np.percentile(distances, percentile)
@@ -154,11 +177,22 @@ def scores_with_later(scores):
 def best_cuts(with_later, sentence_tokens, max_tokens, max_sentences):
     """Sentence indexes to cut before, maximising the summed pair scores inside chunks."""
     # BEGIN SOLUTION
-    # hint: n = len(sentence_tokens); best[0] = 0, start[j] = where the last chunk of the best
-    # hint: split of the first j sentences begins. For each j, walk i down from j - 1 while
-    # hint: j - i <= max_sentences and the tokens of sentences i..j-1 fit max_tokens (always take
-    # hint: i = j - 1); the chunk's value grows by with_later[j - 1 - i, i] (sentence i with the
-    # hint: ones after it). Keep the best. Then follow start[] back from n to list the cuts.
+    # hint 1: Choose all the cuts at once, so that the sentences inside each chunk are, in total,
+    # hint 1: as similar to each other as possible, with every chunk within max_sentences sentences
+    # hint 1: and max_tokens tokens: each chunk is judged whole, not one boundary at a time.
+    # hint 2: Dynamic programming over sentence positions: the best value of the first j sentences
+    # hint 2: is the best, over the start i of the last chunk, of the best value of the first i
+    # hint 2: sentences plus the value of the chunk i..j-1; remember which i won. For each j, try i
+    # hint 2: from j - 1 down, so that the chunk grows by one sentence a step and its value and
+    # hint 2: tokens grow with a running sum (with_later holds a sentence's scores with the ones
+    # hint 2: after it). Stop when the chunk has too many sentences or tokens, but always allow a
+    # hint 2: chunk of one sentence. Last, follow the remembered starts back from the end to
+    # hint 2: collect the cuts, in order and without 0.
+    # hint 3: n = len(sentence_tokens); best[0] = 0, start[j] = where the last chunk of the best
+    # hint 3: split of the first j sentences begins. For each j, walk i down from j - 1 while j - i
+    # hint 3: <= max_sentences and the tokens of sentences i..j-1 fit max_tokens (always take i = j
+    # hint 3: - 1); the chunk's value grows by with_later[j - 1 - i, i] (sentence i with the ones
+    # hint 3: after it). Keep the best. Then follow start[] back from n to list the cuts.
     n = len(sentence_tokens)
     best = [0.0] + [-np.inf] * n
     start = [0] * (n + 1)
@@ -193,8 +227,16 @@ def semantic_chunks(text, max_tokens, method="breakpoints", window=1, percentile
                     max_sentences=48, embedder=None):
     """Chunks cut where the meaning shifts ("breakpoints") or by the best split ("global")."""
     # BEGIN SOLUTION
-    # hint: Check the parameters as in rag5 (check_text_and_window with overlap 0) and that
-    # hint: method is "breakpoints" or "global" (ValueError naming both); "" gives []. The rest is given.
+    # hint 1: Refuse bad arguments before any work, with the errors every chunker in the course
+    # hint 1: gives and one more for an unknown method, so that a caller's mistake is named at
+    # hint 1: once; an empty text has no chunks.
+    # hint 2: Use the course's shared check of the text and the window (no overlap here; the names
+    # hint 2: for max_tokens and tokens). Then refuse any method but the lab's two with a
+    # hint 2: ValueError that names both and the one given. An empty text returns an empty list.
+    # hint 2: The rest of the function is given after this part.
+    # hint 3: Check the parameters as in rag5 (check_text_and_window with overlap 0) and that
+    # hint 3: method is "breakpoints" or "global" (ValueError naming both); "" gives []. The rest
+    # hint 3: is given.
     check_text_and_window(text, max_tokens, 0, "max_tokens", "tokens")
     if method not in ("breakpoints", "global"):
         raise ValueError(f"method must be 'breakpoints' or 'global', got {method!r}")
@@ -223,7 +265,76 @@ def semantic_chunks(text, max_tokens, method="breakpoints", window=1, percentile
 
 
 # %% [markdown]
-# ## 5. Look at the distances
+# ## 5. Check the pieces before measuring
+#
+# Each piece is tried first on cases worked out by hand (sentence windows at
+# the ends of a text, distances of known vectors, a threshold some distances
+# equal, two topics with a limit on sentences or tokens per chunk), and
+# `semantic_chunks` on the course's `TRICKY_TEXTS`, judged from the text
+# alone. If one goes wrong, the lab stops there, showing the call: what comes
+# after would only measure the mistake.
+
+# %%
+SENTENCES = "Sun. Rain. Snow. Wind."
+SENTENCE_SPANS = [(0, 5), (5, 11), (11, 17), (17, 22)]
+TWO_TOPICS = np.array([[1.0, 0.0]] * 3 + [[0.0, 1.0]] * 3)  # 6 sentences, the topic changes at 3
+
+
+def with_later_of(vectors, max_sentences):
+    """The with_later table best_cuts reads, for `vectors` (given code, not yours)."""
+    return scores_with_later(pair_scores(vectors, max_sentences))
+
+
+def check_topic_cuts(cuts, with_later, sentence_tokens, max_tokens, max_sentences):
+    """Raise ValueError unless `cuts` cut TWO_TOPICS where its topic changes, into chunks of at
+    most max_sentences sentences and max_tokens tokens."""
+    bounds = [0, *cuts, len(sentence_tokens)]
+    if 3 not in cuts or bounds != sorted(set(bounds)):
+        raise ValueError(f"returned {cuts}: expected cuts in order, 3 among them "
+                         "(where the topic changes)")
+    for first, last in zip(bounds, bounds[1:]):
+        tokens = sum(sentence_tokens[first:last])
+        if last - first > max_sentences or tokens > max_tokens:
+            raise ValueError(f"returned {cuts}: sentences {first} to {last - 1} make a chunk of "
+                             f"{last - first} sentences, {tokens} tokens")
+
+
+def check_semantic_chunks(chunks, text, max_tokens, method):
+    """Raise ValueError unless `chunks` are lossless, in budget, truly counted and the same
+    on a second call."""
+    check_chunking(text, chunks, max_tokens)
+    if semantic_chunks(text, max_tokens, method) != chunks:
+        raise ValueError("a second call gave other chunks: not deterministic")
+
+
+PIECE_CASES = [
+    Case("one sentence", window_texts, ("Hi.", [(0, 3)], 2), returns(["Hi."])),
+    Case("no neighbours", window_texts, (SENTENCES, SENTENCE_SPANS, 0),
+         returns(["Sun. ", "Rain. ", "Snow. ", "Wind."])),
+    Case("a neighbour on each side, cut at the ends", window_texts, (SENTENCES, SENTENCE_SPANS, 1),
+         returns(["Sun. Rain. ", "Sun. Rain. Snow. ", "Rain. Snow. Wind.", "Snow. Wind."])),
+    Case("one vector", neighbour_distances, (np.array([[1.0, 0.0]]),), returns([])),
+    Case("known cosines", neighbour_distances, (np.array([[0.6, 0.8], [1.0, 0.0], [1.0, 0.0]]),),
+         returns([0.4, 0.0])),
+    Case("no distances", breakpoints, ([], 90), returns([])),
+    Case("distances all equal to the threshold", breakpoints, ([0.3, 0.3, 0.3], 50), returns([])),
+    Case("two jumps above the 60th percentile", breakpoints, ([0.1, 0.9, 0.2, 0.1, 0.8, 0.1], 60),
+         returns([2, 5])),
+    Case("one sentence", best_cuts, (with_later_of(TWO_TOPICS[:1], 4), [5], 100, 4), returns([])),
+    Case("two topics", best_cuts, (with_later_of(TWO_TOPICS, 6), [5] * 6, 100, 6), returns([3])),
+    Case("two topics, 2 sentences a chunk at most", best_cuts,
+         (with_later_of(TWO_TOPICS, 2), [1] * 6, 100, 2), check_topic_cuts),
+    Case("two topics, 20 tokens a chunk at most", best_cuts,
+         (with_later_of(TWO_TOPICS, 6), [10] * 6, 20, 6), check_topic_cuts),
+]
+SEMANTIC_SETTINGS = (
+    dict(max_tokens=8, method="breakpoints"), dict(max_tokens=8, method="global"),
+    dict(max_tokens=64, method="breakpoints"), dict(max_tokens=64, method="global"),
+)
+
+
+# %% [markdown]
+# ## 6. Look at the distances
 #
 # The page "field notes" is an operator's essay with no headings at all: the
 # case where structure cannot help and meaning is all there is to go by.
@@ -253,12 +364,12 @@ def step_distance_plot(text):
     axes.set_ylabel("cosine distance")
     axes.set_title(f"{PAGE}: distance between neighbouring sentence windows")
     axes.legend(loc="upper center")
-    print(f"1. {PAGE}: {len(spans)} sentences, {len(cuts)} breakpoints above {threshold:.3f}")
+    print(f"\n2. {PAGE}: {len(spans)} sentences, {len(cuts)} breakpoints above {threshold:.3f}")
     show_figure(figure, "rag9-distances.png")
 
 
 # %% [markdown]
-# ## 6. Does it pay? Measure with rag8's harness
+# ## 7. Does it pay? Measure with rag8's harness
 #
 # Same questions (test split), same embedder, same budget as rag8, against
 # rag5's recursive chunks and rag7's Markdown + header chunks. We also time
@@ -278,7 +389,7 @@ def step_measure():
     questions = corpus_questions("test")
     pages = corpus_pages()
     sentences = sum(len(sentence_spans(t, MAX_TOKENS, rag5.TokenIndex(t))) for t in pages.values())
-    print(f"\n3. Orbit docs: {len(questions)} test questions, {MAX_TOKENS}-token chunks, wordllama")
+    print(f"\n4. Orbit docs: {len(questions)} test questions, {MAX_TOKENS}-token chunks, wordllama")
     print(f"   {'strategy':<21} {'R@5':>5} {'R@1kt':>6} {'IoU':>6} {'prose':>6} {'table':>6} "
           f"{'code':>6} {'chunks':>6} {'sentences/s':>11}")
     results, chunked = {}, {}
@@ -315,10 +426,10 @@ def step_chroma():
     """The same comparison on Chroma's public benchmark, when it is beside the project."""
     questions = chroma_questions()
     if not questions:
-        print(f"\n4. Chroma's benchmark not found at {CHROMA}: skipped")
+        print(f"\n5. Chroma's benchmark not found at {CHROMA}: skipped")
         return
     corpora = {p.stem: p.read_text(encoding="utf-8") for p in sorted((CHROMA / "corpora").glob("*.md"))}
-    print(f"\n4. Chroma's benchmark: {len(questions)} questions over {len(corpora)} corpora "
+    print(f"\n5. Chroma's benchmark: {len(questions)} questions over {len(corpora)} corpora "
           f"({sum(map(len, corpora.values())) / 1e6:.1f} MB); coverage is Chroma's recall")
     print(f"   {'strategy':<21} {'cov@5':>6} {'cov@1kt':>8} {'IoU@5':>6} {'seconds':>8}")
     question_vectors = embed([q for _, q, _ in questions])
@@ -351,7 +462,7 @@ def rank_of_answer(chunks, question):
 def step_show(text, questions):
     """The page's semantic chunks, and a question the two methods answer differently."""
     chunks = {method: semantic_chunks(text, MAX_TOKENS, method) for method in ("breakpoints", "global")}
-    print(f"\n2. {PAGE} in {len(chunks['breakpoints'])} chunks by breakpoints ({MAX_TOKENS} tokens at most);"
+    print(f"\n3. {PAGE} in {len(chunks['breakpoints'])} chunks by breakpoints ({MAX_TOKENS} tokens at most);"
           " the first three on the page:")
     view_chunks(text, chunks["breakpoints"], first=1, limit=3)
     example = questions[CUT_EXAMPLE_ID]
@@ -363,6 +474,12 @@ def step_show(text, questions):
 
 
 def main():
+    print("1. The pieces, checked on cases worked out by hand and on tricky texts")
+    checks = Invariants("rag9")
+    cases = PIECE_CASES + tricky_cases(semantic_chunks, check_semantic_chunks, SEMANTIC_SETTINGS)
+    if not checks.check_cases("window_texts to semantic_chunks agree with the cases", cases):
+        print("   A wrong piece makes every number after it wrong: fix it, then measure.")
+        return checks.verdict()
     pages = corpus_pages()
     questions = {q["id"]: q for q in corpus_questions()}
     text = pages[PAGE]
@@ -372,14 +489,13 @@ def main():
     step_chroma()
 
     semantic, structure = results["semantic global"], results["markdown + header"]
-    print("\n5. Plainly, recall within 1,000 tokens on the Orbit docs:")
+    print("\n6. Plainly, recall within 1,000 tokens on the Orbit docs:")
     for kind in ("prose", "identifier", "table", "code", "multi_section", "all"):
         s, m = semantic[kind]["recall@1k tokens"], structure[kind]["recall@1k tokens"]
         verdict = "semantic wins" if s > m else "structure wins" if m > s else "a tie"
         print(f"   {kind:<14} semantic global {s:.2f}  markdown + header {m:.2f}  -> {verdict}")
 
     print("\nInvariants")
-    checks = Invariants("rag9")
     checks.check_chunks(
         "nothing lost, exact slices, every chunk within budget (both methods, all pages)",
         [

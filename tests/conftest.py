@@ -56,6 +56,7 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+    report_multiple_bugs=False,  # one failure, so the reason's call and message belong together
 )
 settings.register_profile(
     "deep", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -240,21 +241,22 @@ class GradeBook:
         for item in graded:
             lab, function = grading_target(item)
             tests[(lab, function)][test_name(item)].append(item)
+        shares = {}
         for (lab, function), by_test in tests.items():
             points = POINTS.get(lab, {}).get(function)
             if points is None:
                 raise pytest.UsageError(f"{lab}.{function} has no points in tests/points.py")
             for cases in by_test.values():
-                for item in cases:
-                    self.enter(item, lab, function, points / len(by_test) / len(cases))
-        for item in graded:
-            item.add_marker(pytest.mark.timeout(self.limit(item) + OUTER_GUARD))
+                shares.update({item.nodeid: points / len(by_test) / len(cases) for item in cases})
+        for item in graded:  # in the order they run
+            self.enter(item, *grading_target(item), shares[item.nodeid])
+            item.add_marker(pytest.mark.timeout(remote.TEST_LIMITS * self.limit(item) + OUTER_GUARD))
 
     def enter(self, item, lab: str, function: str, points: float) -> None:
         """Enter `item` as not run, so that even an interrupted run lists every test."""
         self.entries[item.nodeid] = {"lab": lab, "function": function, "points": points,
-                                     "name": item.name, "outcome": "not run",
-                                     "message": "the test did not run"}
+                                     "name": item.name, "hidden": "/hidden/" in item.nodeid,
+                                     "outcome": "not run", "message": "the test did not run"}
 
     def limit(self, item) -> float:
         """The test's time limit: TIME_FACTOR times the reference's time, at least the floor."""
@@ -346,8 +348,8 @@ class GradeBook:
                 total["earned"] += earned
                 total["possible"] += entry["points"]
             lab["tests"].append({"name": entry["name"], "function": entry["function"],
-                                 "points": round(entry["points"], 4), "outcome": entry["outcome"],
-                                 "message": entry["message"]})
+                                 "hidden": entry["hidden"], "points": round(entry["points"], 4),
+                                 "outcome": entry["outcome"], "message": entry["message"]})
         for lab in labs.values():
             for total in [lab, *lab["functions"].values()]:
                 total["earned"], total["possible"] = round(total["earned"], 2), round(total["possible"], 2)

@@ -17,14 +17,17 @@ REFUSE_NETWORK = (
 
 RUN_SCRIPT = REFUSE_NETWORK + (
     "import runpy, sys\n"
-    "sys.argv = [sys.argv[1]]\n"
+    "sys.argv = sys.argv[1:]  # the lab's path, then its own arguments\n"
     "runpy.run_path(sys.argv[0], run_name='__main__')\n"
 )
 
 
-def run_offline(path: Path, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run the lab script at `path` from folder `cwd`, offline, and capture what it prints."""
+def run_offline(
+    path: Path, cwd: Path, env: dict | None = None, args: tuple = ()
+) -> subprocess.CompletedProcess:
+    """Run the lab script at `path` (with `args`, as `--hint 2`) from folder `cwd`, offline,
+    and capture what it prints."""
     return subprocess.run(
-        [sys.executable, "-c", RUN_SCRIPT, str(path)],
+        [sys.executable, "-c", RUN_SCRIPT, str(path), *args],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
     )

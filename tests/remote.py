@@ -51,6 +51,7 @@ CPU_SECONDS = 900  # a worker's own backstop: its whole life's CPU time
 FILE_SIZE_LIMIT = 64 << 20  # bytes: the largest file a worker may write (its scratch, its log)
 MEMORY_LIMIT = 4 << 30  # bytes of address space a worker may use: a memory bomb gets MemoryError
 REPLY_LIMIT = 256 << 20  # bytes: the largest reply the grader reads from a worker
+TEST_LIMITS = 3  # a whole test may take this many time limits, however many calls it makes
 
 
 class LabProblem(Exception):
@@ -85,15 +86,23 @@ class LabBadValue(LabProblem):
 
 
 class Clock:
-    """The time limit of the test being run: each call may use what is left of it."""
+    """The time limit of the test being run.
+
+    A single call may take the whole `limit`: one that runs past it is stuck
+    (an endless loop?) and its function is not run again. The test as a
+    whole may take TEST_LIMITS times as long, for a property that calls the
+    lab hundreds of times (more while hypothesis shrinks a failure): past
+    that, the test stops, but no function is blamed for it.
+    """
 
     limit: float = 60.0
-    deadline: float | None = None
+    deadline: float | None = None  # when the whole test must end
     excused: float = 0.0  # seconds spent starting workers: the grader's cost, not the lab's
 
     @classmethod
     def start(cls, limit: float) -> None:
-        cls.limit, cls.deadline, cls.excused = limit, time.monotonic() + limit, 0.0
+        cls.limit, cls.excused = limit, 0.0
+        cls.deadline = time.monotonic() + TEST_LIMITS * limit
 
     @classmethod
     def excuse(cls, seconds: float) -> None:
@@ -108,9 +117,15 @@ class Clock:
 
     @classmethod
     def left(cls) -> float:
+        """What the test has left, in seconds."""
         if cls.deadline is None:
-            return cls.limit
+            return TEST_LIMITS * cls.limit
         return max(0.0, cls.deadline - time.monotonic())
+
+    @classmethod
+    def for_a_call(cls) -> float:
+        """How long the next call may take: the limit, or what the test has left if less."""
+        return min(cls.limit, cls.left())
 
 
 # ---- describing a call in one line ---------------------------------------------
@@ -298,7 +313,7 @@ class RemoteLab:
         worker = self._start()
         worker.send({"call": function, "args": wire.encode(list(args)),
                      "kwargs": wire.encode(kwargs)})
-        reply = self._wait(worker, Clock.left(), what, function)
+        reply = self._wait(worker, Clock.for_a_call(), what, function)
         return self._answer(reply, what)
 
     def _start(self) -> Worker:
@@ -313,7 +328,7 @@ class RemoteLab:
                 raise LabUnavailable(self._startup_failure(worker, ready))
             Clock.excuse(time.monotonic() - started)
             self._worker = worker
-            reply = self._wait(worker, max(Clock.left(), LAB_LOAD_FLOOR), f"importing {self._name}",
+            reply = self._wait(worker, max(Clock.for_a_call(), LAB_LOAD_FLOOR), f"importing {self._name}",
                                None)
         except EOFError:
             raise LabUnavailable(self._startup_failure(worker, None)) from None
@@ -355,6 +370,9 @@ class RemoteLab:
             if function is None:  # the lab's own import never ended
                 self._unavailable = f"{what} timed out after {round(seconds):g} s (an endless loop?)"
                 raise LabUnavailable(self._unavailable)
+            if seconds < Clock.limit:  # the test, not this call, ran out of time
+                raise LabTimeout(f"{what} not finished when the test ran out of its "
+                                 f"{TEST_LIMITS * Clock.limit:g} s")
             reason = f"{what} timed out after {Clock.limit:g} s (an endless loop?)"
             self._hung[function] = f"it timed out in an earlier call: {reason}"
             raise LabTimeout(reason)

@@ -1,9 +1,15 @@
-"""The labs as a student meets them: solutions pass offline, stubs stop at a TODO, labs/ in sync."""
+"""The labs as a student meets them: solutions pass offline, stubs stop at a TODO with its first
+hint and give the next levels on request (`--hint`), labs/ in sync; and the README quotes what
+the solutions print, its images show what they make (tools/make_docs.py)."""
 
+import ast
 import importlib.util
 import re
+import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
+import academy_llm
 import pytest
 from offline import run_offline
 
@@ -25,18 +31,80 @@ def make_labs():
     return module
 
 
+def make_docs():
+    spec = importlib.util.spec_from_file_location("make_docs", ROOT / "tools" / "make_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+DOCS = make_docs()  # what the README quotes from the labs; what docs/'s images say they show
+
+
+@dataclass(frozen=True)
+class LabRun:
+    """A solution lab's run: what it printed, and the folder it ran in (where its plots are)."""
+
+    result: subprocess.CompletedProcess
+    folder: Path
+
+
+@pytest.fixture(scope="module")
+def solution_run(tmp_path_factory):
+    """A solution lab run offline, once: its test and the checks of the README share the run."""
+    runs = {}
+
+    def run(lab: str) -> LabRun:
+        if lab not in runs:
+            (solution,) = (path for path in SOLUTIONS if path.stem.startswith(f"{lab}-"))
+            folder = tmp_path_factory.mktemp(lab)
+            runs[lab] = LabRun(run_offline(solution, folder), folder)
+        return runs[lab]
+
+    return run
+
+
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
-def test_solution_lab_passes_offline(solution, tmp_path):
-    result = run_offline(solution, tmp_path)
+def test_solution_lab_passes_offline(solution, solution_run):
+    lab = solution.stem.split("-")[0]
+    run = solution_run(lab)
+    result = run.result
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "all invariants hold" in result.stdout
-    lab = solution.stem.split("-")[0]
     if lab in LABS_WITH_A_CHUNK_VIEW:
         assert CHUNK_VIEW.search(result.stdout), f"{lab} shows no chunks on their text"
         assert "\x1b[" not in result.stdout, "ANSI colours sent to a pipe"
     if lab in PLOTS:
-        plot = tmp_path / PLOTS[lab]  # saved in the folder the lab was run from
-        assert plot.is_file() and plot.read_bytes().startswith(PNG_SIGNATURE), f"{lab} saved no {plot.name}"
+        plot = run.folder / PLOTS[lab]  # saved in the folder the lab was run from
+        saved = plot.is_file() and plot.read_bytes().startswith(PNG_SIGNATURE)
+        assert saved, f"{lab} saved no {plot.name}"
+
+
+# --------------------------------------------------------------------------
+# The README quotes the labs, and the images of docs/ show what they make
+# --------------------------------------------------------------------------
+# Checked against the runs above (no lab runs again) with tools/make_docs.py's
+# own code, so that this test and the tool cannot disagree on what is stale.
+
+README_BLOCKS = DOCS.readme_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+REFRESH = "run: python tools/make_docs.py"
+
+
+@pytest.mark.parametrize("block", README_BLOCKS, ids=lambda block: f"{block.lab}-{block.name}")
+def test_the_readme_quotes_what_the_lab_prints(block, solution_run):
+    stdout = solution_run(block.lab).result.stdout
+    absent = block.quote.absent(stdout)
+    if absent:
+        pytest.skip(f"{block.lab} printed {absent!r}: nothing to check the quote against")
+    printed = block.quote.content(stdout)
+    assert block.content == printed, f"README.md's {block.marker} is stale; {REFRESH}"
+
+
+def test_the_images_of_docs_show_what_the_labs_make(solution_run):
+    """docs/chunk-sizes.png says it shows what rag6's plot of this run does, and
+    docs/chunk-view.png carries the sha256 of the plain view rag5 printed."""
+    stale = DOCS.stale_images(solution_run("rag5").result.stdout, solution_run("rag6").folder)
+    assert not stale, f"{'; '.join(stale)}; {REFRESH}"
 
 
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
@@ -45,6 +113,7 @@ def test_student_lab_stops_at_its_first_todo(solution, tmp_path):
     result = run_offline(ROOT / "labs" / solution.name, tmp_path)
     assert result.returncode == 1
     assert f"TODO({lab})" in result.stderr and "-> fill in" in result.stderr
+    assert f"More help: python labs/{solution.name} --hint 2" in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -53,35 +122,154 @@ def test_labs_folder_matches_solutions():
     assert not stale, f"labs/ is out of date ({stale}); run: python tools/make_labs.py"
 
 
-def test_generator_turns_a_region_into_a_hinted_stub():
-    source = (
-        "def f(x):\n"
-        "    '''Double x.'''\n"
-        "    # BEGIN SOLUTION\n"
-        "    # hint: Multiply by two.\n"
-        "    # hint: Return it.\n"
-        "    return 2 * x\n"
-        "    # END SOLUTION\n"
-    )
-    stub = make_labs().student_version(source, "rag9")
-    assert "return 2 * x" not in stub
-    assert "    # TODO(rag9): Multiply by two.\n    #   Return it.\n" in stub
-    namespace = {}
+# --------------------------------------------------------------------------
+# The generator: an answer region, its hints in three levels, malformed ones
+# --------------------------------------------------------------------------
+
+REGION = (
+    "def f(x):\n"
+    '    """Double x."""\n'
+    "    # BEGIN SOLUTION\n"
+    "    # hint 1: Give twice x, because\n"
+    "    # hint 1: the caller needs it.\n"
+    "    # hint 2: Multiply, do not add in a loop.\n"
+    "    # hint 3: return 2 * x\n"
+    "    return 2 * x\n"
+    "    # END SOLUTION\n"
+    "\n"
+    "\n"
+    "# %%\n"
+    'if __name__ == "__main__":\n'
+    "    print(f(1))\n"
+)
+MORE_HELP = "More help: python labs/rag9-demo.py --hint 2, or show_hint(2) in a notebook."
+
+
+def region(*hint_lines: str, code: str = "    return 1\n") -> str:
+    """A solution whose one region is led by `hint_lines`, then holds `code`."""
+    hints = "".join(f"    {line}\n" for line in hint_lines)
+    return f"def f():\n    # BEGIN SOLUTION\n{hints}{code}    # END SOLUTION\n"
+
+
+def names_of(stub: str) -> dict:
+    """The names a stub defines, as a student's run of it would have them."""
+    namespace = {"__name__": "stub"}
     exec(stub, namespace)
-    with pytest.raises(NotImplementedError, match=r"TODO\(rag9\) f\(\): Multiply by two. Return it."):
+    return namespace
+
+
+def test_generator_turns_a_region_into_a_stub_that_shows_level_1_and_keeps_the_rest():
+    stub = make_labs().student_version(REGION, "rag9-demo.py")
+    function, hints = stub.split("# ## Hints")
+    assert "2 * x" not in function, "the reference code is gone"
+    goal = "Give twice x, because the caller needs it."
+    assert f"    # TODO(rag9): {goal}\n    #   {MORE_HELP}\n" in function
+    assert "Multiply" not in function, "level 2 is asked for, not shown"
+    assert hints.index("HINTS = {") < hints.index('if __name__ == "__main__":'), "read before"
+    namespace = names_of(stub)
+    with pytest.raises(NotImplementedError) as error:
         namespace["f"](1)
+    assert str(error.value) == f"TODO(rag9) f(): {goal} {MORE_HELP}"
+    assert namespace["HINTS"] == {
+        "f": {1: goal, 2: "Multiply, do not add in a loop.", 3: "return 2 * x"}
+    }
+
+
+def test_a_region_with_level_1_alone_offers_no_more_help():
+    stub = make_labs().student_version(region("# hint 1: Say yes."), "rag9-demo.py")
+    assert "More help" not in stub
+    assert names_of(stub)["HINTS"] == {"f": {1: "Say yes."}}
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
+def test_every_todo_shows_its_level_1_and_carries_three_levels(solution):
+    stub = make_labs().student_version(solution.read_text(encoding="utf-8"), solution.name)
+    assert "BEGIN SOLUTION" not in stub and "END SOLUTION" not in stub, "refused by the handout"
+    hints = names_of(re.search(r"^HINTS = \{$.*?^\}$", stub, re.M | re.S).group())["HINTS"]
+    raises = re.findall(r"raise NotImplementedError\((.*)\)$", stub, re.M)
+    raised = [ast.literal_eval(message) for message in raises]
+    assert [re.match(r"TODO\(\w+\) (\w+)\(\)", text).group(1) for text in raised] == list(hints)
+    for message, (function, levels) in zip(raised, hints.items()):
+        assert sorted(levels) == [1, 2, 3], f"{function}() needs all three levels"
+        more = f"More help: python labs/{solution.name} --hint 2, or show_hint(2) in a notebook."
+        assert message.endswith(f"{function}(): {levels[1]} {more}")
 
 
 @pytest.mark.parametrize(
     "source, problem",
     [
-        ("# BEGIN SOLUTION\n# hint: h\nx = 1\n# END SOLUTION\n", "inside a function"),
-        ("def f():\n    # BEGIN SOLUTION\n    # hint: h\n    return 1\n", "never closed"),
-        ("def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n", "hint"),
+        ("# BEGIN SOLUTION\n# hint 1: h\nx = 1\n# END SOLUTION\n", "inside a function"),
+        ("def f():\n    # BEGIN SOLUTION\n    # hint 1: h\n    return 1\n", "never closed"),
+        (region(), "a region needs '# hint 1: ...' lines"),
         ("def f():\n    return 1\n    # END SOLUTION\n", "without"),
+        (region("# hint: h"), "a hint line is '# hint N: text'"),
+        (region("# hint 4: h"), "a hint line is '# hint N: text'"),
+        (region("# hint 2: h"), "hint 2 where hint 1 should come"),
+        (region("# hint 1: h", "# hint 3: h"), "hint 3 where hint 1 or 2 should come"),
+        (region("# hint 1: h", "# hint 2: h", "# hint 1: h"), "hint 1 where hint 2 or 3 should"),
+        (region("# hint 1:"), "hint 1 is empty"),
+        (region("# hint 1: h", code="    return 1\n    # hint 2: h\n"), "right after"),
+        (region("# hint 1: never write END SOLUTION here"), "must not hold a region marker"),
+        (region("# hint 1: h") + "    # BEGIN SOLUTION\n    # hint 1: h\n    # END SOLUTION\n",
+         "a second answer region in f()"),
     ],
 )
 def test_generator_rejects_malformed_regions(source, problem):
     generator = make_labs()
-    with pytest.raises(generator.RegionError, match=problem):
-        generator.student_version(source, "rag9")
+    with pytest.raises(generator.RegionError, match=re.escape(problem)):
+        generator.student_version(source, "rag9-demo.py")
+
+
+# --------------------------------------------------------------------------
+# Asking for more: `--hint`, run as a student runs it
+# --------------------------------------------------------------------------
+
+RAG5 = "rag5-recursive-chunking.py"
+
+
+def rag5_hints() -> dict:
+    """The hints of the student rag5, read from the lab itself, as a student has them."""
+    return academy_llm.load_lab("rag5", ROOT / "labs").HINTS
+
+
+def words(text: str) -> str:
+    """`text` with every run of spaces and line breaks as one space: a hint is printed wrapped."""
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("level", [2, 3])
+def test_hint_shows_that_level_for_the_todo_where_the_lab_stops(level, tmp_path):
+    plain = run_offline(ROOT / "labs" / RAG5, tmp_path)
+    stopped_at = re.search(r"^TODO\(rag5\) (\w+)\(\)", plain.stderr, re.M).group(1)
+    result = run_offline(ROOT / "labs" / RAG5, tmp_path, args=("--hint", str(level)))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert plain.stderr.strip() in result.stderr, "the TODO and where to fill it in, as before"
+    assert f"Hint {level} of 3 for {stopped_at}():" in result.stderr
+    assert words(rag5_hints()[stopped_at][level]) in words(result.stderr)
+    assert ("Still stuck?" in result.stderr) == (level < 3)
+    if level < 3:
+        assert f"{RAG5} --hint 3\n" in result.stderr
+
+
+def test_hint_without_a_level_is_level_2_and_a_function_can_be_named(tmp_path):
+    lab = ROOT / "labs" / RAG5
+    assert "Hint 2 of 3 for" in run_offline(lab, tmp_path, args=("--hint",)).stderr
+    named = run_offline(lab, tmp_path, args=("--hint", "3", "pack"))
+    assert named.returncode == 0 and named.stdout.startswith("Hint 3 of 3 for pack():")
+    assert words(rag5_hints()["pack"][3]) in words(named.stdout)
+    unknown = run_offline(lab, tmp_path, args=("--hint", "2", "packing"))
+    assert unknown.returncode == 2
+    assert "no TODO named 'packing' here; this lab's TODOs: split_at_seams, pack" in unknown.stderr
+
+
+@pytest.mark.parametrize("args", [("--hints",), ("--hint", "4"), ("--hint", "2", "pack", "more")])
+def test_a_wrong_option_prints_the_usage(args, tmp_path):
+    result = run_offline(ROOT / "labs" / RAG5, tmp_path, args=args)
+    assert result.returncode == 2 and "[--hint [LEVEL] [FUNCTION]]" in result.stderr
+
+
+def test_the_reference_lab_runs_with_hint_and_says_no_todo_is_left(tmp_path):
+    result = run_offline(ROOT / "solutions" / RAG5, tmp_path, args=("--hint", "2"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "all invariants hold" in result.stdout
+    assert "No TODO left" in result.stdout

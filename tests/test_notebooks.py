@@ -3,8 +3,9 @@
 Each notebook runs in a fresh Jupyter kernel (nbclient), started in the
 notebook's own folder as Jupyter starts it, with the network switched off. A
 solution notebook must pass and show its chunks and plots; a student notebook
-must stop at its first TODO with the hint the script prints. A notebook
-imports the earlier labs from the notebooks beside it. Last, a run notebook
+must stop at its first TODO with the hint the script prints, and give the
+next level of that hint when asked (show_hint). A notebook imports the
+earlier labs from the notebooks beside it. Last, a run notebook
 and the chunk view are opened in headless Chromium, as a person would see them.
 """
 
@@ -49,9 +50,14 @@ def run_notebook(path: Path):
     The kernel is this interpreter's ipykernel (a python3 kernel installed
     elsewhere on a developer's machine might lack the course), started in the
     notebook's folder. A first cell, added here only, switches the network off.
+    In a student notebook, a cell added before the last one asks for hint 2,
+    as a student stuck at the TODO would.
     """
     notebook = nbformat.read(path, as_version=4)
     notebook.cells.insert(0, nbformat.v4.new_code_cell(REFUSE_NETWORK, id="offline"))
+    if path.parent.name == "labs":
+        ask = nbformat.v4.new_code_cell("show_hint(2)", id="hint")
+        notebook.cells.insert(len(notebook.cells) - 1, ask)
     specs = KernelSpecManager(kernel_dirs=[])  # only the native kernel: sys.executable
     kernel = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
     client = NotebookClient(
@@ -134,7 +140,14 @@ def test_a_notebook_turns_back_into_its_script(path):
     assert jupytext.writes(notebook, fmt="py:percent") == script.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("notebook", [f"solutions/{lab}" for lab in LABS])
+# rag8 and rag9 take some 20 s each as notebooks; their scripts run in every plain
+# `pytest` (test_labs.py), their notebooks in the deeper tier.
+HEAVY = ("rag8", "rag9")
+
+
+@pytest.mark.parametrize("notebook", [
+    pytest.param(f"solutions/{lab}", marks=[pytest.mark.slow] if lab.startswith(HEAVY) else [])
+    for lab in LABS])
 def test_solution_notebook_runs_top_to_bottom(notebook, executed, notebook_copy):
     run, error = executed[notebook].result()
     assert error is None, f"{error.ename}: {error.evalue}"
@@ -164,6 +177,11 @@ def test_student_notebook_stops_at_its_first_todo_with_the_scripts_hint(notebook
     failed = [cell for cell in run.cells if any(o.output_type == "error" for o in cell.get("outputs", []))]
     assert failed == [run.cells[-1]], "the lab fails in its last cell, where run_lab(main) is"
     assert failed[0].outputs[-1].traceback == [f"LabFailed: {error.evalue}"], "a hint, not a traceback"
+
+    [asked] = [cell for cell in run.cells if cell.get("id") == "hint"]  # show_hint(2), added
+    shown = "".join(output.get("text", "") for output in asked.outputs)
+    assert todo.group() in shown, "the hint is for the TODO where the lab stops"
+    assert f"Hint 2 of 3 for {function}():" in shown and "Still stuck? show_hint(3)" in shown
 
 
 # --------------------------------------------------------------------------

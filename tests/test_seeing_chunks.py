@@ -5,6 +5,7 @@ import pty
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import academy_llm
@@ -31,6 +32,18 @@ def test_plain_view_shows_text_in_no_chunk_after_an_end_mark():
     source = "one two  three"
     chunks = [make_chunk(source, 0, 7), make_chunk(source, 9, 14)]
     assert body(chunks_as_text(source, chunks)) == "{#1 [0, 7) 2 tokens}one two{/#1}  {#2 [9, 14) 1 token}three{/#2}"
+
+
+def test_a_view_cut_short_says_it_stops_and_not_that_no_chunk_follows():
+    source = "one two three"
+    chunks = [make_chunk(source, 0, 7), make_chunk(source, 3, 13)]  # chunk 2 holds " two three"
+    assert body(chunks_as_text(source, chunks, limit=1)) == (
+        "{#1 [0, 7) 2 tokens}one two{/#1 · the view stops; 1 more chunk not shown}"
+    )
+    assert body(chunks_as_text(source, chunks)).endswith("» three{/#2}"), "the last chunk ends"
+    words = [make_chunk(source, 0, 3), make_chunk(source, 3, 7), make_chunk(source, 7, 13)]
+    view = body(chunks_as_text(source, words, limit=1))
+    assert view.endswith("{/#1 · the view stops; 2 more chunks not shown}")
 
 
 def test_the_view_shows_the_source_and_warns_when_a_chunk_misreports_its_text():
@@ -133,6 +146,20 @@ def test_size_plot_has_a_row_per_strategy_and_counts_the_giants():
         "markdown: 4 chunks, median 195 tokens; 2 over 256 (up to 900) in the last bar",
     ]
     assert academy_llm.figure_png(figure).startswith(PNG_SIGNATURE)
+
+
+def test_a_size_plot_carries_a_digest_of_what_it_shows_in_its_png():
+    """A copy of the plot (docs/chunk-sizes.png) is checked by this digest, not by its pixels."""
+    sizes = {"windows": [128] * 5, "markdown": [40, 90, 300]}
+    source = academy_llm.plot_chunk_sizes(sizes, 128, "sizes").png_source
+    assert source.startswith("chunk-sizes sha256:")
+    same = {"windows": [np.int64(128)] * 5, "markdown": [40, 90, 300]}
+    assert academy_llm.chunk_sizes_source(same, 128, "sizes") == source  # numpy's ints or Python's
+    for other in (({**sizes, "markdown": [40, 90, 301]}, 128, "sizes"), (sizes, 64, "sizes"),
+                  (sizes, 128, "other"), (dict(reversed(sizes.items())), 128, "sizes")):
+        assert academy_llm.chunk_sizes_source(*other) != source
+    png = academy_llm.figure_png(academy_llm.plot_chunk_sizes(sizes, 128, "sizes"))
+    assert f"{academy_llm.PNG_SOURCE_KEY}\0{source}".encode() in png  # a tEXt chunk's key, text
 
 
 def test_a_script_saves_its_plot_in_the_current_folder_without_pyplot(tmp_path):

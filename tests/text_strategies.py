@@ -25,7 +25,8 @@ any_text = st.one_of(
 # Prose-like text: words, sentence ends, line breaks and blank lines.
 prose = st.lists(
     st.one_of(
-        st.sampled_from(["Orbit", "runs", "jobs", "satellite", "port", "7401", "chunk", "a", "überall", "漢字"]),
+        st.sampled_from(["Orbit", "runs", "jobs", "satellite", "port", "7401", "chunk", "a",
+                         "überall", "漢字"]),
         st.sampled_from([". ", "! ", "? ", "\n", "\n\n", "\r\n\r\n", ", "]),
         st.text(alphabet="abcdefghij", min_size=1, max_size=30),
     ),
@@ -48,3 +49,174 @@ markdown_text = st.tuples(
     st.lists(st.sampled_from(MARKDOWN_LINES), max_size=60),
     st.sampled_from(["\n", "\r\n", "\r"]),
 ).map(lambda parts: parts[1].join(parts[0]))
+
+# ---- texts with every line-end style -------------------------------------------
+# Files come with LF, CRLF or lone CR line ends, and pasted text mixes them; a
+# chunker that splits on "\n" alone, or counts "\r\n" as two line ends, gets
+# offsets wrong. So lines are drawn first and joined with one style or a mix.
+
+LINE_ENDS = ("\n", "\r\n", "\r")
+
+
+@st.composite
+def with_line_ends(draw, lines):
+    """The lines `lines` draws, each ended by LF, CRLF or CR: one style for all, or mixed."""
+    parts = draw(lines)
+    style = draw(st.sampled_from(LINE_ENDS + ("mixed",)))
+    ends = [draw(st.sampled_from(LINE_ENDS)) if style == "mixed" else style for _ in parts]
+    if ends and draw(st.booleans()):
+        ends[-1] = ""  # the last line without its line end
+    return "".join(line + end for line, end in zip(parts, ends))
+
+
+WORDS = ["Orbit", "runs", "jobs", "satellite", "port", "7401", "chunk", "a", "überall", "漢字",
+         "end.", "why?", "now!", "(see", "below).", "v2.6.1,", "https://example.com/a_b"]
+prose_line = st.lists(
+    st.one_of(st.sampled_from(WORDS), st.text(alphabet="abcdefghij", min_size=1, max_size=24)),
+    max_size=18,
+).map(" ".join)
+tricky_line = st.lists(st.sampled_from(TRICKY), max_size=12).map("".join)
+blank_line = st.sampled_from(["", " ", "\t", "  "])
+
+lined_prose = with_line_ends(st.lists(st.one_of(prose_line, blank_line), max_size=24))
+lined_text = with_line_ends(st.lists(st.one_of(prose_line, tricky_line, blank_line), max_size=24))
+
+# ---- Markdown pages built from the constructs rag6 claims to read ------------
+# Random lines (markdown_text) rarely make a table or a fence inside a list, so
+# pages are also built block by block: ATX and setext headings, fences of
+# backticks and tildes of every length (some never closed), tables with and
+# without outer pipes, lists and quotes holding fences and tables, HTML, front
+# matter. A real Markdown parser (markdown_oracle) then says what must stay whole.
+#
+# Lists and quotes hold what rag6's container reading follows: it tells a lazy
+# paragraph line one level deep, so a container ends with a blank line, and
+# holds no setext heading, HTML, indented code, rule ("- - -" after an item is
+# a rule to CommonMark) or fence left open. Tables in containers have pipes: a
+# pipeless header row after a list marker is a table to the judging parser but
+# a paragraph to GitHub, and end with a blank line: the judging parser would
+# take an unindented line after one for one more row.
+
+TITLES = ["Install", "On Linux", "Ports", "C# notes", "Upgrade 2.x", "漢字 😀", "FAQ"]
+SENTENCES = ["Orbit runs jobs on satellites.", "The server decides what runs.",
+             "Satellites dial out on port 7401.", "Certificates last 90 days, then renew.",
+             "See the table below for the defaults.", "überall gleich, 漢字 too."]
+CODE_LINES = ["orbit job list", "# not a heading", "| not | a table |", "|---|---|",
+              "- not an item", "", "    indented in code", "> not a quote", "``", "~~",
+              "````` longer info"]
+
+
+@st.composite
+def fence(draw, may_stay_open=True):
+    """A fence of 3 to 5 backticks or tildes, indented up to 3, holding lines that close it not."""
+    char = draw(st.sampled_from("`~"))
+    length = draw(st.integers(3, 5))
+    infos = ["", "python", " toml", "bash x=1"] + (["a`b~"] if char == "~" else [])
+    info = draw(st.sampled_from(infos))
+    body = draw(st.lists(st.one_of(st.sampled_from(CODE_LINES),
+                                   st.just(char * (length - 1)),  # too short to close it
+                                   st.just("```" if char == "~" else "~~~")),  # the other kind
+                         max_size=5))
+    closing = [] if may_stay_open and draw(st.booleans()) and draw(st.booleans()) else [
+        " " * draw(st.integers(0, 3)) + char * (length + draw(st.integers(0, 2)))
+        + draw(st.sampled_from(["", "  "]))]
+    return [" " * draw(st.integers(0, 3)) + char * length + info] + body + closing
+
+
+@st.composite
+def table(draw, in_container=False):
+    """A table of 1 to 3 columns, its rows of fewer or more cells than the header."""
+    columns = draw(st.integers(1, 3))
+    pipes = draw(st.sampled_from(["outer", "leading"] + ([] if in_container else ["none"])))
+
+    def row(cells):
+        inner = " | ".join(cells)
+        if pipes == "outer" or (pipes == "none" and columns == 1):  # one column needs a pipe
+            return f"| {inner} |"
+        return f"| {inner}" if pipes == "leading" else inner
+
+    header = row(draw(st.lists(st.sampled_from(["key", "default", "a", "b", "漢字"]),
+                               min_size=columns, max_size=columns)))
+    delimiter = row(draw(st.lists(st.sampled_from(["---", ":--", "--:", ":-:", "-"]),
+                                  min_size=columns, max_size=columns)))
+    cells = st.lists(st.sampled_from(["1", "`5`", "port 7401", "a \\| b", "", "x"]),
+                     min_size=max(1, columns - 1), max_size=columns + 1)
+    rows = draw(st.lists(cells.map(row), max_size=4))
+    return [header, delimiter] + rows + ([""] if in_container else [])
+
+
+@st.composite
+def list_block(draw, depth):
+    """A list of 1 to 3 items, each holding a block whose lines line up with its first."""
+    marker = draw(st.sampled_from(["-", "*", "+", "1.", "2)"]))
+    pad = " " * (len(marker) + 1)
+    lines = []
+    for _ in range(draw(st.integers(1, 3))):
+        content = draw(block(depth + 1))
+        lines += [f"{marker} {content[0].lstrip(' ')}"]
+        lines += [pad + line if line else "" for line in content[1:]]
+        if draw(st.booleans()):
+            lines.append("")
+    return lines if lines[-1] == "" else lines + [""]
+
+
+@st.composite
+def quote_block(draw, depth):
+    """A block quote holding a block, its blank lines with or without the ">"."""
+    inner = draw(block(depth + 1))
+    return [("> " + line) if line else draw(st.sampled_from([">", ""])) for line in inner] + [""]
+
+
+@st.composite
+def block(draw, depth=0):
+    """One Markdown block, as lines without line ends; lists and quotes nest up to depth 2."""
+    kinds = ["atx", "paragraph", "fence", "table"]
+    kinds += ["setext", "html", "indented", "rule"] if depth == 0 else []
+    kinds += ["list", "quote"] if depth < 2 else []
+    kind = draw(st.sampled_from(kinds))
+    if kind == "atx":
+        level = draw(st.integers(1, 7))
+        closing = draw(st.sampled_from(["", " #", " ###"]))
+        return [f"{'#' * level} {draw(st.sampled_from(TITLES))}{closing}"]
+    if kind == "setext":
+        return [draw(st.sampled_from(TITLES)), draw(st.sampled_from(["===", "---", "=", "-----"]))]
+    if kind == "paragraph":
+        return draw(st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=3))
+    if kind == "fence":
+        return draw(fence(may_stay_open=depth == 0))
+    if kind == "table":
+        return draw(table(in_container=depth > 0))
+    if kind == "html":
+        return draw(st.sampled_from([["<div>", "text in html", "</div>"], ["<!-- note", "-->"]]))
+    if kind == "indented":
+        return ["    indented code", "    more code"]
+    if kind == "rule":
+        return [draw(st.sampled_from(["***", "___", "-----"]))]
+    return draw(list_block(depth) if kind == "list" else quote_block(depth))
+
+
+FRONT_MATTER = [["---", "id: page", "title: A page", "applies_to: 2.x", "---"],
+                ["\ufeff---", "title: Windows", "..."], ["---", "edition: pro", "---", ""]]
+
+
+@st.composite
+def markdown_lines(draw):
+    """The lines of a Markdown page: perhaps front matter, then blocks, mostly blank-separated."""
+    lines = list(draw(st.sampled_from(FRONT_MATTER))) if draw(st.integers(0, 3)) == 0 else []
+    for part in draw(st.lists(block(), max_size=8)):
+        lines += part + ([""] if draw(st.integers(0, 3)) else [])
+    return lines
+
+
+markdown_page = with_line_ends(markdown_lines())
+
+# ---- prose whose every seam is a clean cut ---------------------------------------
+# Words of a token or two, one space apart, on lines that start with a word and
+# no blank line (a blank line's two line breaks are one token, which a cut
+# between them splits): every place a recursive splitter cuts is then a clean
+# cut (academy_llm.is_clean_cut), tokens add up exactly over pieces, and a judge
+# can say what greedy packing and word-start overlap must give.
+
+SHORT_WORDS = ["Orbit", "runs", "jobs", "on", "the", "server", "port", "7401", "now.", "fast!",
+               "why?", "(see", "it).", "satellites", "a", "überall"]
+clean_line = st.lists(st.sampled_from(SHORT_WORDS), min_size=1, max_size=14).map(" ".join)
+clean_prose = with_line_ends(st.lists(clean_line, max_size=20))

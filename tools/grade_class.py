@@ -457,10 +457,17 @@ def failures(tests: list[dict]) -> str:
     failed = [t for t in tests if t.get("outcome") != "passed"]
     if not failed:
         return "the test passed" if len(tests) == 1 else f"all {len(tests)} tests passed"
-    lines = [f"{t['name']}: {t.get('outcome')}: {t.get('message', '')}" for t in failed]
+    lines = [f"{t['name']}: {t.get('outcome')}: {shown_reason(t)}" for t in failed]
     if len(lines) > OUTPUT_LINES:
         lines = lines[:OUTPUT_LINES] + [f"... and {len(lines) - OUTPUT_LINES} more"]
     return "\n".join(lines)
+
+
+def shown_reason(test: dict) -> str:
+    """A failed test's reason as a student may see it: a hidden test's input stays hidden."""
+    if test.get("hidden"):
+        return "a hidden test failed (its input is the instructor's; the report.json has it)"
+    return test.get("message", "")
 
 
 def lab_rows(name: str, lab: dict) -> list[dict]:

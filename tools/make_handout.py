@@ -20,6 +20,7 @@ so a failed build leaves DIR as it was.
 import argparse
 import ast
 import importlib.util
+import json
 import os
 import re
 import shlex
@@ -46,6 +47,7 @@ STUDENT_TESTS = (
     "tests/points.py",
     "tests/text_strategies.py",
     "tests/markdown_oracle.py",
+    "tests/grading_checks.py",
     "tests/fixtures/**/*",
     "tests/grading/*.py",
     "tests/grading/reference_times.json",  # the time limits, so a student's match the grader's
@@ -279,9 +281,20 @@ def write_handout(folder: Path) -> None:
         destination = folder / source.relative_to(ROOT)
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, destination)
+    keep_public_times(folder / "tests" / "grading" / "reference_times.json")
     (folder / "README.md").write_text(readme, encoding="utf-8")
     (folder / "requirements.txt").write_text(student_requirements(), encoding="utf-8")
     (folder / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+
+
+def keep_public_times(path: Path) -> None:
+    """Drop the hidden tests' entries from the copied time table: their names say what they try."""
+    public = {f"{test.stem.removeprefix('test_')}::{name}"
+              for test in path.parent.glob("test_*.py")
+              for name in re.findall(r"^def (test_\w+)", test.read_text(encoding="utf-8"), re.M)}
+    times = json.loads(path.read_text(encoding="utf-8"))
+    kept = {name: seconds for name, seconds in times.items() if name in public}
+    path.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
 
 
 # ---- the checks at the end -----------------------------------------------------------

@@ -1,27 +1,44 @@
 """Write the student labs (labs/) from the reference solutions (solutions/).
 
 solutions/ is the single source. In a solution file, each part a student
-writes is an answer region:
+writes is an answer region, led by its hints in up to three levels:
 
         # BEGIN SOLUTION
-        # hint: what to do, on one or more lines
+        # hint 1: the goal: what the function must achieve, and why
+        # hint 2: the approach: which helpers, in which order, what to watch for
+        # hint 3: close to code
         ...reference code...
         # END SOLUTION
 
-In labs/ the region becomes the hint as a TODO comment and a stub that raises
-NotImplementedError carrying the same hint, so running an unfinished lab
-stops at the first TODO and says what to write there:
+A hint line is `# hint N: text`, N its level. A level may take several
+lines, each with the same prefix; they are joined by spaces into one text.
+Level 1 is required; the levels come in order (1, then 2, then 3), each once.
 
-        # TODO(rag4): what to do, on one or more lines
-        raise NotImplementedError("TODO(rag4) word_windows(): what to do ...")
+In labs/ the region becomes a stub that shows level 1 only, as a TODO comment
+and as the message of a NotImplementedError, and says how to ask for more.
+Running an unfinished lab stops at the first TODO it reaches and says what to
+write there:
+
+        # TODO(rag5): the goal, wrapped
+        #   More help: python labs/rag5-....py --hint 2, or show_hint(2) in a notebook.
+        raise NotImplementedError("TODO(rag5) pack(): the goal. More help: ...")
+
+All the levels go into the lab itself, so a student's copy needs no
+solutions/: a cell just before the one that runs the lab holds
+HINTS = {function: {1: text, 2: text, 3: text}}, in file order, which
+academy_llm.run_lab (`--hint N`) and academy_llm.show_hint (in a notebook)
+read.
 
 Usage:
     python tools/make_labs.py          # rewrite labs/
     python tools/make_labs.py --check  # exit 1 if labs/ is not what solutions/ gives
 """
 
+import json
 import re
 import sys
+import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,11 +47,29 @@ LABS = ROOT / "labs"
 
 BEGIN = "# BEGIN SOLUTION"
 END = "# END SOLUTION"
-HINT = "# hint:"
+HINT_LINE = re.compile(r"# hint (\d):(.*)")
+LEVELS = (1, 2, 3)
+WIDTH = 99  # where the generator wraps text (a hint, a comment), no line is longer
+RUN_CELL = 'if __name__ == "__main__":'  # the lab's last cell: the hints go before it
 
 
 class RegionError(ValueError):
-    """An answer region is malformed: unclosed, nested, outside a function, without a hint."""
+    """An answer region is malformed: unclosed, nested, outside a function, or its hints are."""
+
+
+@dataclass
+class Todo:
+    """One answer region as its stub needs it: where it is and its hints, level 1 first."""
+
+    lab: str  # "rag5"
+    script: str  # the lab file's name: "rag5-recursive-chunking.py"
+    function: str
+    indent: str
+    hints: list[str]  # the text of each level: hints[0] is level 1
+
+    def ask(self, level: int) -> str:
+        """How a student asks for hint `level`, from a terminal and in a notebook."""
+        return f"python labs/{self.script} --hint {level}, or show_hint({level}) in a notebook"
 
 
 def enclosing_function(lines: list[str], index: int, indent: int) -> str:
@@ -46,18 +81,128 @@ def enclosing_function(lines: list[str], index: int, indent: int) -> str:
     raise RegionError(f"line {index + 1}: an answer region must be inside a function")
 
 
-def stub_lines(lab: str, function: str, indent: str, hints: list[str]) -> list[str]:
-    """The TODO comment and the raise that replace one answer region."""
-    comment = [f"{indent}# TODO({lab}): {hints[0]}"]
-    comment += [f"{indent}#   {hint}" for hint in hints[1:]]
-    message = f"TODO({lab}) {function}(): " + " ".join(hints)
-    return comment + [f"{indent}raise NotImplementedError({message!r})"]
+def read_hints(lines: list[str], index: int) -> tuple[list[str], int]:
+    """The hint levels that start at lines[index] (just after BEGIN), and the index after them.
+
+    Rejects what would give a student a wrong or missing hint: no level 1, a
+    level out of order or repeated, an unnumbered `# hint:` line, an empty
+    level, or a marker line inside a hint (the handout must never hold one).
+    """
+    levels: list[list[str]] = []
+    while index < len(lines) and lines[index].strip().startswith("# hint"):
+        line = lines[index].strip()
+        match = HINT_LINE.fullmatch(line)
+        where = f"line {index + 1}"
+        if not match or int(match.group(1)) not in LEVELS:
+            raise RegionError(f"{where}: a hint line is '# hint N: text', N 1, 2 or 3: {line!r}")
+        level, text = int(match.group(1)), match.group(2).strip()
+        if level == len(levels) + 1:
+            levels.append([])
+        elif level != len(levels):
+            expected = "1" if not levels else f"{len(levels)} or {len(levels) + 1}"
+            raise RegionError(f"{where}: hint {level} where hint {expected} should come; "
+                              "the levels go 1, 2, 3, in order")
+        if BEGIN[2:] in text or END[2:] in text:
+            raise RegionError(f"{where}: a hint must not hold a region marker")
+        levels[-1].append(text)
+        index += 1
+    if not levels:
+        raise RegionError(f"line {index}: a region needs '# hint 1: ...' lines after {BEGIN}")
+    hints = [" ".join(part for part in level if part) for level in levels]
+    if not all(hints):
+        raise RegionError(f"line {index}: hint {hints.index('') + 1} is empty")
+    return hints, index
 
 
-def student_version(source: str, lab: str) -> str:
-    """The student file for a solution file's text: every answer region stubbed out."""
+def wrap(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` characters, never breaking a word or a file name."""
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
+
+
+def literal(text: str) -> str:
+    """`text` as a double-quoted Python string: JSON's form of it, which Python reads the same."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def stub_lines(todo: Todo) -> list[str]:
+    """The TODO comment and the raise that replace one answer region: level 1, and how to
+    ask for the next level if there is one."""
+    indent, first = todo.indent, todo.hints[0]
+    comment = wrap(first, WIDTH - len(indent) - len(f"# TODO({todo.lab}): "))
+    lines = [f"{indent}# TODO({todo.lab}): {comment[0]}"]
+    lines += [f"{indent}#   {line}" for line in comment[1:]]
+    message = f"TODO({todo.lab}) {todo.function}(): {first}"
+    if len(todo.hints) > 1:
+        lines.append(f"{indent}#   More help: {todo.ask(2)}.")
+        message += f" More help: {todo.ask(2)}."
+    return lines + [f"{indent}raise NotImplementedError({message!r})"]
+
+
+def string_lines(text: str, indent: str) -> list[str]:
+    """`text` as string literals that fit the line, one after another: Python joins them."""
+    pieces = [""]
+    for word in re.findall(r"\S+\s*", text):
+        if pieces[-1] and len(indent + literal(pieces[-1] + word)) > WIDTH:
+            pieces.append("")
+        pieces[-1] += word
+    return [indent + literal(piece) for piece in pieces]
+
+
+def hints_cell(todos: list[Todo]) -> list[str]:
+    """The cell that holds every TODO's hints, after a cell of prose on how to ask for them."""
+    first = todos[0]
+    how = (
+        "Each TODO above shows its first hint: what the function must achieve, and why. The "
+        "next levels are kept here for when you are stuck: the approach, then a sketch close "
+        "to code. Ask for them one at a time rather than reading on. "
+        f"`python labs/{first.script} --hint 2` runs the lab and shows hint 2 for the TODO "
+        f"where it stops; `--hint 3` shows the next level, and `--hint 2 {first.function}` "
+        "one function's. In a notebook, run the cells above, then `show_hint(2)` or "
+        f'`show_hint(2, "{first.function}")`.'
+    )
+    lines = ["# %% [markdown]", "# ## Hints", "#"]
+    lines += [f"# {line}" for line in wrap(how, 77)]
+    lines += [
+        "",
+        "# %%",
+        "from academy_llm import show_hint  # in a notebook: show_hint(2)",
+        "",
+        "HINTS = {",
+    ]
+    for todo in todos:
+        lines.append(f'    "{todo.function}": {{')
+        for level, text in enumerate(todo.hints, 1):
+            single = f"        {level}: {literal(text)},"
+            if len(single) <= WIDTH:
+                lines.append(single)
+            else:
+                lines += [f"        {level}: ("] + string_lines(text, " " * 12) + ["        ),"]
+        lines.append("    },")
+    return lines + ["}"]
+
+
+def with_hints_cell(out: list[str], todos: list[Todo]) -> list[str]:
+    """The lab's lines with the hints just before the cell that runs the lab (or at the end)."""
+    if not todos:
+        return out
+    if RUN_CELL not in out:
+        return out + ["", ""] + hints_cell(todos)
+    place = out.index(RUN_CELL)
+    if place > 0 and out[place - 1].startswith("# %%"):
+        place -= 1
+    return out[:place] + hints_cell(todos) + ["", ""] + out[place:]
+
+
+def student_version(source: str, script: str) -> str:
+    """The student file for a solution file's text: every answer region stubbed out.
+
+    `script` is the lab file's name ("rag5-recursive-chunking.py"); the lab is
+    what comes before its first hyphen.
+    """
+    lab = script.split("-")[0]
     lines = source.splitlines()
     out: list[str] = []
+    todos: list[Todo] = []
     index = 0
     while index < len(lines):
         line = lines[index]
@@ -69,23 +214,22 @@ def student_version(source: str, lab: str) -> str:
             continue
         indent = line[: len(line) - len(line.lstrip())]
         function = enclosing_function(lines, index, len(indent))
-        hints = []
-        index += 1
-        while index < len(lines) and lines[index].strip().startswith(HINT):
-            hints.append(lines[index].strip()[len(HINT) :].strip())
-            index += 1
-        if not hints:
-            raise RegionError(f"line {index}: a region needs '{HINT} ...' lines after {BEGIN}")
+        if any(todo.function == function for todo in todos):
+            raise RegionError(f"line {index + 1}: a second answer region in {function}()")
+        hints, index = read_hints(lines, index + 1)
         while index < len(lines) and lines[index].strip() != END:
             if lines[index].strip() == BEGIN:
                 raise RegionError(f"line {index + 1}: {BEGIN} inside another region")
+            if lines[index].strip().startswith("# hint"):
+                raise RegionError(f"line {index + 1}: hint lines go right after {BEGIN}")
             index += 1
         if index == len(lines):
             raise RegionError(f"{BEGIN} in {function}() is never closed by {END}")
-        out += stub_lines(lab, function, indent, hints)
+        todos.append(Todo(lab, script, function, indent, hints))
+        out += stub_lines(todos[-1])
         index += 1
-    student = "\n".join(out) + "\n"
-    compile(student, f"labs/{lab}", "exec")  # a stub must never be a syntax error
+    student = "\n".join(with_hints_cell(out, todos)) + "\n"
+    compile(student, f"labs/{script}", "exec")  # a stub must never be a syntax error
     return student
 
 
@@ -93,9 +237,8 @@ def expected_labs() -> dict[Path, str]:
     """Every file of labs/ as solutions/ says it should be."""
     labs = {}
     for solution in sorted(SOLUTIONS.glob("rag*-*.py")):
-        lab = solution.name.split("-")[0]
         text = solution.read_text(encoding="utf-8")
-        labs[LABS / solution.name] = student_version(text, lab)
+        labs[LABS / solution.name] = student_version(text, solution.name)
     return labs
 
 

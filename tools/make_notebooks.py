@@ -59,11 +59,10 @@ def expected_notebooks() -> dict[Path, str]:
     notebooks = {}
     labs = make_labs()
     for solution in sorted(SOLUTIONS.glob("rag*-*.py")):
-        lab = solution.name.split("-")[0]
         script = solution.read_text(encoding="utf-8")
         name = solution.with_suffix(".ipynb").name
         notebooks[NOTEBOOKS / "solutions" / name] = notebook_text(script)
-        notebooks[NOTEBOOKS / "labs" / name] = notebook_text(labs.student_version(script, lab))
+        notebooks[NOTEBOOKS / "labs" / name] = notebook_text(labs.student_version(script, solution.name))
     return notebooks
 
 

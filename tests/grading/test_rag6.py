@@ -2,13 +2,11 @@
 
 from pathlib import Path
 
+import grading_checks as check
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from markdown_oracle import cuts
-from text_strategies import any_text, markdown_text
-
-from academy_llm import check_budget, check_lossless, count_tokens
+from text_strategies import any_text, lined_text, markdown_page, markdown_text
 
 pytestmark = pytest.mark.grade("rag6")
 
@@ -18,6 +16,10 @@ FIXTURES = sorted((Path(__file__).parent.parent / "fixtures" / "markdown").glob(
 @pytest.fixture(scope="module")
 def rag6(open_lab):
     return open_lab("rag6")
+
+
+# Budgets from the smallest up: small ones make every block boundary count.
+budgets = st.one_of(st.integers(4, 12), st.integers(4, 80))
 
 
 def fixture_text(path, line_end):
@@ -34,17 +36,18 @@ def fixture_text(path, line_end):
      ("``", None), ("``` a`b", None), ("~~~ a`b", ("~", 3)), ("text ```", None)],
 )
 def test_fence_opening(rag6, line, expected):
-    assert rag6.fence_opening(line) == expected
+    check.expect(rag6.fence_opening(line), expected)
 
 
 @pytest.mark.grades("closes_fence")
 @pytest.mark.parametrize(
     "line, char, length, expected",
-    [("```", "`", 3, True), ("`````  ", "`", 3, True), ("``", "`", 3, False), ("~~~", "`", 3, False),
-     ("``` python", "`", 3, False), ("```", "`", 4, False), ("   ~~~~", "~", 4, True)],
+    [("```", "`", 3, True), ("`````  ", "`", 3, True), ("``", "`", 3, False),
+     ("~~~", "`", 3, False), ("``` python", "`", 3, False), ("```", "`", 4, False),
+     ("   ~~~~", "~", 4, True)],
 )
 def test_closes_fence(rag6, line, char, length, expected):
-    assert rag6.closes_fence(line, char, length) is expected
+    check.expect(rag6.closes_fence(line, char, length), expected)
 
 
 @pytest.mark.grades("atx_heading")
@@ -55,7 +58,7 @@ def test_closes_fence(rag6, line, char, length, expected):
      ("## C# notes", (2, "C# notes")), ("    # code", None)],
 )
 def test_atx_heading(rag6, line, expected):
-    assert rag6.atx_heading(line) == expected
+    check.expect(rag6.atx_heading(line), expected)
 
 
 @pytest.mark.grades("is_table_start")
@@ -67,72 +70,88 @@ def test_atx_heading(rag6, line, expected):
 )
 def test_is_table_start(rag6, rows, expected):
     lines = rag6.split_lines("\n".join(rows) + "\n")
-    assert rag6.is_table_start(lines, 0) is expected
+    check.expect(rag6.is_table_start(lines, 0), expected)
 
 
 @pytest.mark.grades("enter_section")
 def test_enter_section_keeps_the_path_above(rag6):
-    path = rag6.enter_section((), 1, "Install")
-    path = rag6.enter_section(path, 2, "On Linux")
-    assert path == ((1, "Install"), (2, "On Linux"))
-    assert rag6.enter_section(path, 2, "On macOS") == ((1, "Install"), (2, "On macOS"))
-    assert rag6.enter_section(path, 3, "Debian") == ((1, "Install"), (2, "On Linux"), (3, "Debian"))
-    assert rag6.enter_section(path, 1, "Upgrade") == ((1, "Upgrade"),)
+    check.expect(rag6.enter_section((), 1, "Install"), ((1, "Install"),))
+    path = ((1, "Install"), (2, "On Linux"))
+    check.expect(rag6.enter_section(((1, "Install"),), 2, "On Linux"), path)
+    check.expect(rag6.enter_section(path, 2, "On macOS"), ((1, "Install"), (2, "On macOS")))
+    check.expect(rag6.enter_section(path, 3, "Debian"), path + ((3, "Debian"),))
+    check.expect(rag6.enter_section(path, 1, "Upgrade"), ((1, "Upgrade"),))
 
 
 # ---- markdown_chunks ----------------------------------------------------
+
+
+def has_sections(chunks, paths):
+    """Some chunk has each heading path of `paths`."""
+    sections = {chunk.section for chunk in chunks}
+    for path in paths:
+        assert path in sections, f"no chunk has the section {path}; they have {sorted(sections)}"
 
 
 @pytest.mark.grades("markdown_chunks")
 def test_front_matter_is_one_chunk_and_sections_carry_paths(rag6):
     text = (FIXTURES[0].parent / "front-matter.md").read_text(encoding="utf-8")
     chunks = rag6.markdown_chunks(text, 200)
-    assert chunks[0].kind == "front_matter" and chunks[0].text.startswith("---\nid: install-linux")
-    assert chunks[0].text.rstrip().endswith("---")
-    sections = [c.section for c in chunks[1:]]
-    assert ("Install on Linux", "General", "Debian and Ubuntu") in sections
-    assert ("Install on Linux", "General", "Fedora") in sections
+    check.lossless(text, chunks)
+    body = text.index("# Install on Linux")
+    check.expect((chunks[0].kind, chunks[0].start, chunks[0].end, chunks[0].text.rstrip()[-3:]),
+                 ("front_matter", 0, body, "---"))
+    has_sections(chunks, [("Install on Linux", "General", "Debian and Ubuntu"),
+                          ("Install on Linux", "General", "Fedora")])
 
 
 @pytest.mark.grades("chunk_section")
 def test_a_tiny_parent_section_folds_into_its_first_child(rag6):
     text = (FIXTURES[0].parent / "front-matter.md").read_text(encoding="utf-8")
     chunks = rag6.markdown_chunks(text, 40)
+    check.lossless(text, chunks)
     general = [c for c in chunks if "## General" in c.text]
-    assert len(general) == 1 and "### Debian and Ubuntu" in general[0].text
-    assert general[0].section[-1] == "Debian and Ubuntu"
+    assert len(general) == 1, f"{len(general)} chunks hold '## General', expected 1"
+    assert "### Debian and Ubuntu" in general[0].text, (
+        f"{check.name(general[0])} holds '## General', not the '### Debian and Ubuntu' under it")
+    check.expect(general[0].section, ("Install on Linux", "General", "Debian and Ubuntu"))
 
 
 @pytest.mark.grades("markdown_chunks")
 def test_a_hash_line_inside_a_fence_is_not_a_heading(rag6):
     text = (FIXTURES[0].parent / "headings-in-code.md").read_text(encoding="utf-8")
     chunks = rag6.markdown_chunks(text, 20)
-    assert {c.section for c in chunks} == {("Real heading",), ("Real heading", "Real subheading")}
+    check.lossless(text, chunks)
+    check.expect(sorted({c.section for c in chunks}),
+                 [("Real heading",), ("Real heading", "Real subheading")])
 
 
 @pytest.mark.grades("markdown_chunks")
 def test_setext_headings_make_sections(rag6):
     text = (FIXTURES[0].parent / "setext.md").read_text(encoding="utf-8")
-    sections = {c.section for c in rag6.markdown_chunks(text, 30)}
-    assert ("Install Orbit", "On Linux") in sections and ("Install Orbit", "On macOS") in sections
+    chunks = rag6.markdown_chunks(text, 30)
+    check.lossless(text, chunks)
+    has_sections(chunks, [("Install Orbit", "On Linux"), ("Install Orbit", "On macOS")])
 
 
 @pytest.mark.grades("chunk_section")
 def test_an_oversize_table_stays_whole_and_is_flagged(rag6):
     text = (FIXTURES[0].parent / "forty-row-table.md").read_text(encoding="utf-8")
     chunks = rag6.markdown_chunks(text, 100)
-    check_lossless(text, chunks)
-    oversize = [c for c in chunks if c.oversize]
-    assert len(oversize) == 1 and oversize[0].kind == "table"
-    assert "| key | default |" in oversize[0].text and "key.number_39" in oversize[0].text
-    assert all(count_tokens(c.text) <= 100 for c in chunks if not c.oversize)
+    check.chunker_basics(text, chunks, 100)
+    check.nothing_protected_cut(text, chunks)
+    table = (text.index("| key | default |"), text.index("\n", text.index("key.number_39")))
+    oversize = [(c.kind, c.start, c.end) for c in chunks if c.oversize]
+    check.expect([(kind, start <= table[0] and table[1] <= end) for kind, start, end in oversize],
+                 [("table", True)])
 
 
 @pytest.mark.grades("chunk_section")
 def test_an_oversize_fence_in_a_list_after_a_heading_is_flagged_as_code(rag6):
     text = "# Title\r\n- ```\r\n- item"  # found by the deep profile
-    oversize = [c for c in rag6.markdown_chunks(text, 4) if c.oversize]
-    assert oversize and all(c.kind == "code" for c in oversize)
+    chunks = rag6.markdown_chunks(text, 4)
+    check.chunker_basics(text, chunks, 4)
+    check.expect([c.kind for c in chunks if c.oversize], ["code"])
 
 
 @pytest.mark.grades("markdown_chunks")
@@ -140,8 +159,8 @@ def test_overlap_never_starts_inside_a_table_or_fence(rag6):
     text = (FIXTURES[0].parent / "forty-row-table.md").read_text(encoding="utf-8")
     text = text.replace("After the table.", "After the table. " + "More words here. " * 40)
     chunks = rag6.markdown_chunks(text, 60, 20)
-    check_lossless(text, chunks)
-    assert not cuts(text, chunks)
+    check.chunker_basics(text, chunks, 60)
+    check.nothing_protected_cut(text, chunks)
 
 
 @pytest.mark.grades("chunk_section")
@@ -151,10 +170,8 @@ def test_fixtures_against_a_real_markdown_parser(rag6, path, line_end):
     text = fixture_text(path, line_end)
     for max_tokens, overlap in ((8, 0), (16, 4), (64, 16), (400, 0)):
         chunks = rag6.markdown_chunks(text, max_tokens, overlap)
-        check_lossless(text, chunks)
-        check_budget(chunks, max_tokens)
-        assert all(c.kind in ("code", "table", "front_matter") for c in chunks if c.oversize)
-        assert not cuts(text, chunks), f"a fence or table is cut at max_tokens={max_tokens}"
+        check.chunker_basics(text, chunks, max_tokens)
+        check.nothing_protected_cut(text, chunks)
 
 
 @pytest.mark.grades("chunk_section")
@@ -172,24 +189,25 @@ def test_fixtures_against_a_real_markdown_parser(rag6, path, line_end):
         # An unclosed fence in the last list item runs over the blank lines after it.
         ("\n- ```\n \n ", 4),
     ],
-    ids=["fence in a list under a heading", "form feed line", "form feed item", "unclosed fence in a list"],
+    ids=["fence in a list under a heading", "form feed line", "form feed item",
+         "unclosed fence in a list"],
 )
 def test_cases_found_by_the_deep_profile_and_fuzzing(rag6, text, max_tokens):
     chunks = rag6.markdown_chunks(text, max_tokens)
-    check_lossless(text, chunks)
-    check_budget(chunks, max_tokens)
-    assert not cuts(text, chunks)
+    check.chunker_basics(text, chunks, max_tokens)
+    check.nothing_protected_cut(text, chunks)
 
 
 @pytest.mark.grades("markdown_chunks")
 def test_empty_text_gives_no_chunks(rag6):
-    assert rag6.markdown_chunks("", 10) == []
+    check.expect(rag6.markdown_chunks("", 10), [])
 
 
 @pytest.mark.grades("markdown_chunks")
 @pytest.mark.parametrize(
     "args, error",
-    [(("# a", 0), ValueError), (("# a", 5, 5), ValueError), ((b"# a", 5), TypeError), ((3, 5), TypeError)],
+    [(("# a", 0), ValueError), (("# a", 5, 5), ValueError), ((b"# a", 5), TypeError),
+     ((3, 5), TypeError)],
 )
 def test_bad_parameters_get_clear_errors(rag6, args, error):
     with pytest.raises(error):
@@ -197,12 +215,21 @@ def test_bad_parameters_get_clear_errors(rag6, args, error):
 
 
 @pytest.mark.grades("markdown_chunks")
-@given(text=st.one_of(markdown_text, any_text), max_tokens=st.integers(4, 80), data=st.data())
+@given(text=st.one_of(markdown_text, any_text, lined_text), max_tokens=budgets, data=st.data())
 def test_property_lossless_in_budget_nothing_protected_cut(rag6, text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens // 2))
     chunks = rag6.markdown_chunks(text, max_tokens, overlap)
-    check_lossless(text, chunks)
-    check_budget(chunks, max_tokens)
-    assert all(c.kind in ("code", "table", "front_matter") for c in chunks if c.oversize)
-    assert not cuts(text, chunks)
-    assert rag6.markdown_chunks(text, max_tokens, overlap) == chunks, "not deterministic"
+    check.chunker_basics(text, chunks, max_tokens)
+    check.nothing_protected_cut(text, chunks)
+    check.same_again(rag6.markdown_chunks(text, max_tokens, overlap), chunks)
+
+
+@pytest.mark.grades("chunk_section")
+@given(text=markdown_page, max_tokens=budgets, data=st.data())
+def test_property_pages_keep_fences_and_tables_whole(rag6, text, max_tokens, data):
+    # Tilde and long fences, some never closed; tables with and without outer
+    # pipes; fences and tables in lists and quotes; setext headings; front matter.
+    overlap = data.draw(st.integers(0, max_tokens // 2))
+    chunks = rag6.markdown_chunks(text, max_tokens, overlap)
+    check.chunker_basics(text, chunks, max_tokens)
+    check.nothing_protected_cut(text, chunks)

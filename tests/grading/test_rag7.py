@@ -1,12 +1,10 @@
 """Grading tests for lab rag7: make_header and header_chunks."""
 
+import grading_checks as check
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from markdown_oracle import cuts
-from text_strategies import any_text, markdown_text
-
-from academy_llm import check_budget, check_lossless, count_tokens
+from text_strategies import any_text, lined_text, markdown_page, markdown_text
 
 pytestmark = pytest.mark.grade("rag7")
 
@@ -37,45 +35,56 @@ def rag7(open_lab):
 @pytest.mark.parametrize(
     "section, metadata, expected",
     [
-        (("Install", "On Linux"), {"applies_to": "2.x"}, "Orbit docs › Install › On Linux (applies to 2.x)"),
+        (("Install", "On Linux"), {"applies_to": "2.x"},
+         "Orbit docs › Install › On Linux (applies to 2.x)"),
         (("Install",), {}, "Orbit docs › Install"),
-        ((), {"applies_to": "2.4+", "edition": "enterprise"}, "Orbit docs (applies to 2.4+; edition enterprise)"),
+        ((), {"applies_to": "2.4+", "edition": "enterprise"},
+         "Orbit docs (applies to 2.4+; edition enterprise)"),
     ],
 )
 def test_make_header(rag7, section, metadata, expected):
-    assert rag7.make_header("Orbit docs", section, metadata) == expected
+    check.expect(rag7.make_header("Orbit docs", section, metadata), expected)
 
 
 @pytest.mark.grades("header_chunks")
 def test_headers_come_from_title_headings_and_front_matter(rag7):
     chunks = rag7.header_chunks(PAGE, "Orbit docs", 64)
-    debian = next(c for c in chunks if "apt" in c.text)
-    assert debian.header == "Orbit docs › Install on Linux › On Debian and Ubuntu (applies to 2.x)"
-    body = [line for line in debian.text.splitlines() if not line.startswith("#")]
-    assert not any("Ubuntu" in line for line in body)  # only the heading says Ubuntu
-    assert debian.embedding_text == debian.header + "\n" + debian.text
+    check.lossless(PAGE, chunks)
+    debian = [c for c in chunks if "apt" in c.text]
+    assert debian, "no chunk holds the Debian section's text"
+    check.expect(debian[0].header,
+                 "Orbit docs › Install on Linux › On Debian and Ubuntu (applies to 2.x)")
+    body = [line for line in debian[0].text.splitlines() if not line.startswith("#")]
+    said = [line for line in body if "Ubuntu" in line]  # only the heading says Ubuntu
+    assert not said, f"{check.name(debian[0])} says Ubuntu outside its heading: {said[0]!r}"
 
 
 @pytest.mark.grades("header_chunks")
 def test_the_header_is_never_part_of_the_text(rag7):
     chunks = rag7.header_chunks(PAGE, "Orbit docs", 40)
-    check_lossless(PAGE, chunks)
-    assert all(c.header and c.header not in c.text for c in chunks)
+    check.lossless(PAGE, chunks)
+    for chunk in chunks:
+        assert chunk.header, f"{check.name(chunk)} has no header"
+        assert chunk.header not in chunk.text, f"{check.name(chunk)} holds its header in its text"
 
 
 @pytest.mark.grades("header_chunks")
 def test_explicit_metadata_replaces_the_front_matter_fields(rag7):
     chunks = rag7.header_chunks(PAGE, "Docs", 64, metadata={"edition": "community"})
-    assert all(c.header.endswith("(edition community)") for c in chunks)
+    check.lossless(PAGE, chunks)
+    for chunk in chunks:
+        assert chunk.header.endswith("(edition community)"), (
+            f"{check.name(chunk)} has the header {chunk.header!r}, not ending "
+            f"'(edition community)'")
 
 
 @pytest.mark.grades("header_chunks")
 def test_the_header_counts_against_the_budget(rag7):
-    text = "# A heading that is rather long for a heading\n\n" + "Words of the body follow here. " * 60
+    text = ("# A heading that is rather long for a heading\n\n"
+            + "Words of the body follow here. " * 60)
     for max_tokens in (30, 50, 80):
         chunks = rag7.header_chunks(text, "Orbit documentation portal", max_tokens)
-        check_lossless(text, chunks)
-        assert all(count_tokens(c.header + "\n" + c.text) <= max_tokens for c in chunks)
+        check.chunker_basics(text, chunks, max_tokens)
 
 
 @pytest.mark.grades("header_chunks")
@@ -87,7 +96,8 @@ def test_a_header_longer_than_the_budget_is_a_clear_error(rag7):
 @pytest.mark.grades("header_chunks")
 @pytest.mark.parametrize(
     "args, error",
-    [(("# a", "T", 0), ValueError), (("# a", "T", 5, 5), ValueError), ((b"# a", "T", 50), TypeError),
+    [(("# a", "T", 0), ValueError), (("# a", "T", 5, 5), ValueError),
+     ((b"# a", "T", 50), TypeError),
      (("# a", None, 50), TypeError)],
 )
 def test_bad_parameters_get_clear_errors(rag7, args, error):
@@ -97,21 +107,22 @@ def test_bad_parameters_get_clear_errors(rag7, args, error):
 
 @pytest.mark.grades("header_chunks")
 def test_empty_text_gives_no_chunks(rag7):
-    assert rag7.header_chunks("", "T", 50) == []
+    check.expect(rag7.header_chunks("", "T", 50), [])
 
 
 @pytest.mark.grades("header_chunks")
-@given(text=st.one_of(markdown_text, any_text), max_tokens=st.integers(40, 120), data=st.data())
+@given(text=st.one_of(markdown_page, markdown_text, any_text, lined_text),
+       max_tokens=st.one_of(st.integers(24, 40), st.integers(24, 120)), data=st.data())
 def test_property_lossless_header_and_text_in_budget(rag7, text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens // 4))
     try:
         chunks = rag7.header_chunks(text, "Orbit", max_tokens, overlap)
     except ValueError as error:  # documented: a heading too long to leave room for text
-        assert str(error).startswith("the header ") and "raise max_tokens" in str(error)
+        message = str(error)
+        assert message.startswith("the header ") and "raise max_tokens" in message, (
+            f"raised ValueError {message!r}; only a header too long for max_tokens may")
         return
-    check_lossless(text, chunks)
-    check_budget(chunks, max_tokens)
-    assert all(c.kind in ("code", "table", "front_matter") for c in chunks if c.oversize)
-    assert not cuts(text, chunks)
-    assert all(c.header.startswith("Orbit") for c in chunks)
-    assert rag7.header_chunks(text, "Orbit", max_tokens, overlap) == chunks, "not deterministic"
+    check.chunker_basics(text, chunks, max_tokens)
+    check.nothing_protected_cut(text, chunks)
+    check.headers_follow_sections(chunks, "Orbit")
+    check.same_again(rag7.header_chunks(text, "Orbit", max_tokens, overlap), chunks)

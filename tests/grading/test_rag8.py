@@ -1,9 +1,9 @@
 """Grading tests for lab rag8: the retrieval metrics."""
 
+import grading_checks as check
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 
 pytestmark = pytest.mark.grade("rag8")
 
@@ -19,48 +19,59 @@ def rag8(open_lab):
 @pytest.mark.grades("recall_at_k")
 @pytest.mark.parametrize("k, expected", [(1, 0.0), (2, 0.0), (3, 1.0), (4, 1.0)])
 def test_recall_needs_the_whole_span_in_the_right_document(rag8, k, expected):
-    assert rag8.recall_at_k(HITS, GOLD, k) == expected
+    check.expect_close(rag8.recall_at_k(HITS, GOLD, k), expected)
+
+
+@pytest.mark.grades("recall_at_k")
+def test_recall_does_not_count_a_hit_holding_part_of_the_span(rag8):
+    check.expect_close(rag8.recall_at_k([("faq", 110, 300), ("faq", 0, 115)], GOLD, 2), 0.0)
 
 
 @pytest.mark.grades("recall_at_k")
 def test_recall_counts_each_gold_span(rag8):
     gold = [("faq", 0, 5), ("faq", 50, 60), ("faq", 70, 80)]
-    assert rag8.recall_at_k([("faq", 0, 10), ("faq", 45, 65)], gold, 5) == pytest.approx(2 / 3)
+    check.expect_close(rag8.recall_at_k([("faq", 0, 10), ("faq", 45, 65)], gold, 5), 2 / 3)
+
+
+@pytest.mark.grades("recall_at_k")
+def test_recall_counts_answers_held_not_hits_that_hold_one(rag8):
+    gold = [("faq", 0, 5), ("faq", 50, 60)]
+    hits = [("faq", 0, 10), ("faq", 0, 8)]  # two hits, both holding the first answer only
+    check.expect_close(rag8.recall_at_k(hits, gold, 2), 1 / 2)
 
 
 @pytest.mark.grades("mrr_at_k")
 @pytest.mark.parametrize("k, expected", [(1, 0.0), (2, 0.0), (3, 1 / 3), (10, 1 / 3)])
 def test_mrr_is_one_over_the_first_useful_rank(rag8, k, expected):
-    assert rag8.mrr_at_k(HITS, GOLD, k) == pytest.approx(expected)
+    check.expect_close(rag8.mrr_at_k(HITS, GOLD, k), expected)
 
 
 @pytest.mark.grades("coverage_at_k")
 @pytest.mark.parametrize("k, expected", [(1, 0.0), (3, 1.0)])
 def test_coverage_counts_answer_characters_whole_or_not(rag8, k, expected):
-    assert rag8.coverage_at_k(HITS, GOLD, k) == expected
-    assert rag8.coverage_at_k([("faq", 110, 300)], GOLD, 1) == pytest.approx(0.5)
+    check.expect_close(rag8.coverage_at_k(HITS, GOLD, k), expected)
+    check.expect_close(rag8.coverage_at_k([("faq", 110, 300)], GOLD, 1), 0.5)
 
 
 @pytest.mark.grades("precision_and_iou")
 def test_precision_and_iou_by_hand(rag8):
     # Top 3: [0,50) and [90,130) of faq (90 characters), [100,120) of install (20, other page).
     # Shared with the answer [100,120) of faq: 20. Retrieved 110 in all.
-    precision, iou = rag8.precision_and_iou(HITS, GOLD, 3)
-    assert precision == pytest.approx(20 / 110)
-    assert iou == pytest.approx(20 / (110 + 20 - 20))
+    check.expect_close(rag8.precision_and_iou(HITS, GOLD, 3), (20 / 110, 20 / (110 + 20 - 20)))
 
 
 @pytest.mark.grades("precision_and_iou")
 def test_overlapping_hits_count_their_characters_once(rag8):
-    precision, iou = rag8.precision_and_iou([("faq", 100, 150), ("faq", 100, 150)], GOLD, 2)
-    assert precision == pytest.approx(20 / 50) and iou == pytest.approx(20 / 50)
+    hits = [("faq", 100, 150), ("faq", 100, 150)]
+    check.expect_close(rag8.precision_and_iou(hits, GOLD, 2), (20 / 50, 20 / 50))
 
 
 @pytest.mark.grades("mrr_at_k")
 def test_nothing_retrieved_scores_zero(rag8):
-    assert rag8.precision_and_iou([], GOLD, 5) == (0.0, 0.0)
-    assert rag8.recall_at_k([], GOLD, 5) == 0.0 and rag8.mrr_at_k([], GOLD, 5) == 0.0
-    assert rag8.coverage_at_k([], GOLD, 5) == 0.0
+    check.expect_close(rag8.precision_and_iou([], GOLD, 5), (0.0, 0.0))
+    check.expect_close(rag8.recall_at_k([], GOLD, 5), 0.0)
+    check.expect_close(rag8.mrr_at_k([], GOLD, 5), 0.0)
+    check.expect_close(rag8.coverage_at_k([], GOLD, 5), 0.0)
 
 
 spans = st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 200), st.integers(1, 60)).map(
@@ -68,13 +79,23 @@ spans = st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 200), st.integers(
 )
 
 
+def between_0_and_1(metric, value):
+    assert isinstance(value, (int, float)) and 0.0 <= value <= 1.0 + 1e-12, (
+        f"{metric} returned {value!r}, outside [0, 1]")
+
+
 @pytest.mark.grades("coverage_at_k")
-@given(gold=st.lists(spans, min_size=1, max_size=3), hits=st.lists(spans, max_size=8), k=st.integers(1, 8))
+@given(gold=st.lists(spans, min_size=1, max_size=3), hits=st.lists(spans, max_size=8),
+       k=st.integers(1, 8))
 def test_property_metrics_are_bounded_and_perfect_is_one(rag8, gold, hits, k):
-    metrics = (rag8.recall_at_k(hits, gold, k), rag8.mrr_at_k(hits, gold, k), rag8.coverage_at_k(hits, gold, k),
-               *rag8.precision_and_iou(hits, gold, k))
-    for value in metrics:
-        assert 0.0 <= value <= 1.0 + 1e-12
-    assert rag8.recall_at_k(gold, gold, len(gold)) == 1.0
-    assert rag8.mrr_at_k(gold, gold, 1) == 1.0
-    assert rag8.recall_at_k(hits, gold, k) <= rag8.recall_at_k(hits, gold, k + 1)
+    between_0_and_1("coverage_at_k", rag8.coverage_at_k(hits, gold, k))
+    between_0_and_1("recall_at_k", rag8.recall_at_k(hits, gold, k))
+    between_0_and_1("mrr_at_k", rag8.mrr_at_k(hits, gold, k))
+    precision, iou = rag8.precision_and_iou(hits, gold, k)
+    between_0_and_1("precision", precision)
+    between_0_and_1("IoU", iou)
+    check.expect_close(rag8.coverage_at_k(gold, gold, len(gold)), 1.0)
+    check.expect_close(rag8.recall_at_k(gold, gold, len(gold)), 1.0)
+    check.expect_close(rag8.mrr_at_k(gold, gold, 1), 1.0)
+    fewer, more = rag8.recall_at_k(hits, gold, k), rag8.recall_at_k(hits, gold, k + 1)
+    assert fewer <= more, f"recall@{k} is {fewer}, more than recall@{k + 1}, {more}"

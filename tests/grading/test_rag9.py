@@ -1,12 +1,11 @@
 """Grading tests for lab rag9: semantic chunking."""
 
+import grading_checks as check
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from text_strategies import prose
-
-from academy_llm import check_budget, check_lossless
+from text_strategies import lined_prose, prose
 
 pytestmark = pytest.mark.grade("rag9")
 
@@ -21,23 +20,25 @@ SPANS = [(0, 5), (5, 10), (10, 17), (17, 22)]
 
 
 @pytest.mark.grades("window_texts")
-def test_window_texts_take_neighbours_on_both_sides(rag9):
-    assert rag9.window_texts(TEXT, SPANS, 1) == ["One. Two. ", "One. Two. Three. ", "Two. Three. Four.", "Three. Four."]
-    assert rag9.window_texts(TEXT, SPANS, 0) == ["One. ", "Two. ", "Three. ", "Four."]
+@pytest.mark.parametrize("window, expected", [
+    (1, ["One. Two. ", "One. Two. Three. ", "Two. Three. Four.", "Three. Four."]),
+    (0, ["One. ", "Two. ", "Three. ", "Four."]),
+])
+def test_window_texts_take_neighbours_on_both_sides(rag9, window, expected):
+    check.expect(rag9.window_texts(TEXT, SPANS, window), expected)
 
 
 @pytest.mark.grades("neighbour_distances")
 def test_neighbour_distances_are_one_minus_cosine(rag9):
     vectors = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
-    assert rag9.neighbour_distances(vectors) == pytest.approx([1.0, 0.0])
-    assert rag9.neighbour_distances(vectors[:1]) == []
+    check.expect_close(rag9.neighbour_distances(vectors), [1.0, 0.0])
+    check.expect_close(rag9.neighbour_distances(vectors[:1]), [])
 
 
 @pytest.mark.grades("breakpoints")
 def test_breakpoints_cut_above_the_percentile(rag9):
-    distances = [0.1, 0.9, 0.2, 0.1, 0.8, 0.1]
-    assert rag9.breakpoints(distances, 60) == [2, 5]
-    assert rag9.breakpoints([], 90) == []
+    check.expect(rag9.breakpoints([0.1, 0.9, 0.2, 0.1, 0.8, 0.1], 60), [2, 5])
+    check.expect(rag9.breakpoints([], 90), [])
 
 
 def two_topics(n=6):
@@ -48,20 +49,25 @@ def two_topics(n=6):
 
 @pytest.mark.grades("best_cuts")
 def test_best_cuts_split_two_topics_at_their_border(rag9):
-    vectors = two_topics(6)
-    with_later = rag9.scores_with_later(rag9.pair_scores(vectors, 6))
-    assert rag9.best_cuts(with_later, [5] * 6, 100, 6) == [3]
+    with_later = rag9.scores_with_later(rag9.pair_scores(two_topics(6), 6))
+    check.expect(rag9.best_cuts(with_later, [5] * 6, 100, 6), [3])
+
+
+def chunk_sizes(cuts, n):
+    """Sentences in each chunk that `cuts` (indexes to cut before) make of n sentences."""
+    return np.diff([0, *cuts, n]).tolist()
 
 
 @pytest.mark.grades("best_cuts")
-def test_best_cuts_respect_the_token_budget_and_sentence_limit(rag9):
-    vectors = np.array([[1.0, 0.0]] * 6)
-    with_later = rag9.scores_with_later(rag9.pair_scores(vectors, 6))
-    cuts = rag9.best_cuts(with_later, [10] * 6, 20, 6)
-    sizes = np.diff([0] + cuts + [6])
-    assert all(size <= 2 for size in sizes)
-    cuts = rag9.best_cuts(with_later, [1] * 6, 100, 3)
-    assert all(size <= 3 for size in np.diff([0] + cuts + [6]))
+@pytest.mark.parametrize("tokens, max_tokens, max_sentences",
+                         [([10] * 6, 20, 6), ([1] * 6, 100, 2)],
+                         ids=["token budget", "sentence limit"])
+def test_best_cuts_respect_the_token_budget_and_sentence_limit(rag9, tokens, max_tokens,
+                                                              max_sentences):
+    # Unbounded, the two topics would be two chunks of 3 sentences; 2 is all that fits.
+    with_later = rag9.scores_with_later(rag9.pair_scores(two_topics(6), 6))
+    sizes = chunk_sizes(rag9.best_cuts(with_later, tokens, max_tokens, max_sentences), 6)
+    assert max(sizes) <= 2, f"the cuts make chunks of {sizes} sentences; at most 2 fit"
 
 
 @pytest.mark.grades("semantic_chunks")
@@ -70,14 +76,14 @@ def test_semantic_chunks_are_lossless_and_in_budget(rag9, method):
     text = ("Satellites run jobs. They report heartbeats every ten seconds. " * 8
             + "\n\nBackups are archives. Restores need the key. " * 8)
     chunks = rag9.semantic_chunks(text, 40, method)
-    check_lossless(text, chunks)
-    check_budget(chunks, 40)
+    check.chunker_basics(text, chunks, 40)
 
 
 @pytest.mark.grades("semantic_chunks")
 @pytest.mark.parametrize(
     "args, kwargs, error",
-    [(("text", 0), {}, ValueError), ((b"text", 10), {}, TypeError), (("text", 10), {"method": "magic"}, ValueError)],
+    [(("text", 0), {}, ValueError), ((b"text", 10), {}, TypeError),
+     (("text", 10), {"method": "magic"}, ValueError)],
 )
 def test_bad_parameters_get_clear_errors(rag9, args, kwargs, error):
     with pytest.raises(error):
@@ -86,13 +92,14 @@ def test_bad_parameters_get_clear_errors(rag9, args, kwargs, error):
 
 @pytest.mark.grades("semantic_chunks")
 def test_empty_text_gives_no_chunks(rag9):
-    assert rag9.semantic_chunks("", 10) == []
+    check.expect(rag9.semantic_chunks("", 10), [])
 
 
 @pytest.mark.grades("semantic_chunks")
-@given(text=prose, max_tokens=st.integers(8, 80), method=st.sampled_from(["breakpoints", "global"]))
+@given(text=st.one_of(prose, lined_prose),
+       max_tokens=st.one_of(st.integers(4, 12), st.integers(4, 80)),
+       method=st.sampled_from(["breakpoints", "global"]))
 def test_property_lossless_in_budget_deterministic(rag9, text, max_tokens, method):
     chunks = rag9.semantic_chunks(text, max_tokens, method, embedder="hash")
-    check_lossless(text, chunks)
-    check_budget(chunks, max_tokens)
-    assert rag9.semantic_chunks(text, max_tokens, method, embedder="hash") == chunks
+    check.chunker_basics(text, chunks, max_tokens)
+    check.same_again(rag9.semantic_chunks(text, max_tokens, method, embedder="hash"), chunks)

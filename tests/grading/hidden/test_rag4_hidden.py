@@ -1,0 +1,77 @@
+"""Hidden grading tests for lab rag4 (instructors only): inputs the public tests never show."""
+
+import grading_checks as check
+import pytest
+from hypothesis import given, seed, settings
+from hypothesis import strategies as st
+from text_strategies import clean_prose, lined_prose, lined_text
+
+pytestmark = pytest.mark.grade("rag4")
+GRADING_SEED = check.grading_seed()
+
+
+@pytest.fixture(scope="module")
+def rag4(open_lab):
+    return open_lab("rag4")
+
+
+@pytest.mark.grades("word_windows")
+@pytest.mark.parametrize("text, size, overlap, expected", [
+    ("α β\r\nγ\u00a0δ\tε  ζ", 4, 2, [(0, 8), (5, 13)]),  # CRLF, no-break space, tab
+    ("a\rb\r\nc", 1, 0, [(0, 1), (2, 3), (5, 6)]),  # lone CR
+    ("  lead and trail  ", 10, 3, [(2, 16)]),  # fewer words than a window
+    ("x " * 7, 3, 2, [(0, 5), (2, 7), (4, 9), (6, 11), (8, 13)]),  # one word forward each time
+], ids=["CRLF and no-break space", "lone CR", "short text", "overlap of size - 1"])
+def test_word_windows_hidden_examples(rag4, text, size, overlap, expected):
+    chunks = rag4.word_windows(text, size, overlap)
+    check.lossless(text, chunks, whitespace_may_be_lost=True)
+    check.expect(check.spans(chunks), expected)
+
+
+@pytest.mark.grades("word_windows")
+@seed(GRADING_SEED)
+@settings(derandomize=False)
+@given(text=st.one_of(lined_text, lined_prose), size=st.integers(1, 6), data=st.data())
+def test_word_windows_hidden_property(rag4, text, size, data):
+    overlap = data.draw(st.integers(0, size - 1))
+    check.word_windows_exact(text, rag4.word_windows(text, size, overlap), size, overlap)
+
+
+@pytest.mark.grades("token_windows")
+def test_token_windows_hidden_crlf_sentences(rag4):
+    text = "The quick brown fox jumps over the lazy dog.\r\n" * 3  # 30 tokens
+    chunks = rag4.token_windows(text, 7, 3)
+    check.token_windows_exact(text, chunks, 7, 3)
+    check.expect([c.n_tokens for c in chunks], [7, 7, 7, 7, 7, 7, 6])
+
+
+@pytest.mark.grades("token_windows")
+@pytest.mark.parametrize("max_tokens, overlap", [(3, 1), (4, 3), (6, 0)])
+def test_token_windows_hidden_multi_token_characters(rag4, max_tokens, overlap):
+    text = "Ünïcödé 😀😀 текст 漢字漢字 👍🏽🇫🇷"
+    chunks = rag4.token_windows(text, max_tokens, overlap)
+    check.token_windows_exact(text, chunks, max_tokens, overlap)
+
+
+@pytest.mark.grades("token_windows")
+@pytest.mark.parametrize("args, error", [
+    (("a b", True, 0), TypeError), (("a b", 4, 1.0), TypeError), (("a b", -3, 0), ValueError),
+    (("𪛖", 2, 0), ValueError),
+], ids=["bool budget", "float overlap", "negative budget", "4-token character"])
+def test_token_windows_hidden_errors(rag4, args, error):
+    with pytest.raises(error):
+        rag4.token_windows(*args)
+
+
+@pytest.mark.grades("token_windows")
+@seed(GRADING_SEED)
+@settings(derandomize=False)
+@given(text=st.one_of(lined_text, clean_prose), max_tokens=st.integers(1, 16), data=st.data())
+def test_token_windows_hidden_property(rag4, text, max_tokens, data):
+    overlap = data.draw(st.integers(0, max_tokens - 1))
+    try:
+        chunks = rag4.token_windows(text, max_tokens, overlap)
+    except ValueError as error:  # documented: a character of more tokens than max_tokens
+        check.character_over_budget(text, max_tokens, error)
+        return
+    check.token_windows_exact(text, chunks, max_tokens, overlap)

@@ -1,0 +1,96 @@
+"""Hidden grading tests for lab rag5 (instructors only): inputs the public tests never show."""
+
+import grading_checks as check
+import pytest
+from hypothesis import given, seed, settings
+from hypothesis import strategies as st
+from text_strategies import clean_prose, lined_text
+
+pytestmark = pytest.mark.grade("rag5")
+GRADING_SEED = check.grading_seed()
+
+PARAGRAPHS = ("Backups run nightly at two.\r\nThey keep seven copies.\r\n\r\n"
+              "Restores need the key; keep it offline.\r\n\r\n"
+              "Rotate the key once a year.\r\n")
+
+
+@pytest.fixture(scope="module")
+def rag5(open_lab):
+    return open_lab("rag5")
+
+
+def as_pairs(value):
+    """The lab's spans as (start, end) tuples, whether it returned tuples or lists."""
+    if isinstance(value, list) and all(isinstance(item, (list, tuple)) for item in value):
+        return [tuple(item) for item in value]
+    return value
+
+
+@pytest.mark.grades("split_at_seams")
+@pytest.mark.parametrize("max_tokens, starts", [
+    (12, ["Backups", "Restores", "Rotate"]), (20, ["Backups", "Restores"]), (40, ["Backups"])])
+def test_crlf_paragraphs_hidden(rag5, max_tokens, starts):
+    # Paragraphs of 12, 10 and 7 tokens: each chunk starts at a paragraph.
+    chunks = rag5.recursive_chunks(PARAGRAPHS, max_tokens)
+    check.chunker_basics(PARAGRAPHS, chunks, max_tokens)
+    cuts = [PARAGRAPHS.index(word) for word in starts] + [len(PARAGRAPHS)]
+    check.expect(check.spans(chunks), list(zip(cuts, cuts[1:])))
+
+
+@pytest.mark.grades("pack")
+@pytest.mark.parametrize("spans, sizes, max_tokens, expected", [
+    ([(0, 4), (4, 9), (9, 12), (12, 20)], [2, 3, 1, 4], 5, [(0, 9), (9, 20)]),  # fills to 5
+    ([(0, 5), (5, 6), (6, 7)], [7, 1, 1], 5, [(0, 5), (5, 7)]),  # one span over budget alone
+    ([], [], 5, []),
+], ids=["exactly full", "a span over budget", "nothing"])
+def test_pack_hidden(rag5, spans, sizes, max_tokens, expected):
+    check.expect(as_pairs(rag5.pack(spans, sizes, max_tokens)), expected)
+
+
+@pytest.mark.grades("pack")
+@seed(GRADING_SEED)
+@settings(derandomize=False)
+@given(text=clean_prose, max_tokens=st.integers(4, 24))
+def test_pack_hidden_property(rag5, text, max_tokens):
+    chunks = rag5.recursive_chunks(text, max_tokens)
+    check.chunker_basics(text, chunks, max_tokens)
+    check.packed_full(text, chunks, max_tokens)
+
+
+@pytest.mark.grades("add_overlap")
+@pytest.mark.parametrize("line_end", ["\n", "\r", "\r\n"], ids=["LF", "CR", "CRLF"])
+def test_overlap_hidden_line_ends(rag5, line_end):
+    text = "\n".join(f"Job {i} runs on satellite {i % 7} now." for i in range(30))
+    text = text.replace("\n", line_end)
+    packed = rag5.recursive_chunks(text, 14, 0)
+    chunks = rag5.recursive_chunks(text, 20, 6)
+    check.chunker_basics(text, chunks, 20)
+    check.overlap_exact(text, chunks, packed, 20, 6)
+
+
+@pytest.mark.grades("add_overlap")
+@seed(GRADING_SEED)
+@settings(derandomize=False)
+@given(text=clean_prose, max_tokens=st.integers(4, 30), data=st.data())
+def test_overlap_hidden_property(rag5, text, max_tokens, data):
+    overlap = data.draw(st.integers(1, max_tokens - 1))
+    packed = rag5.recursive_chunks(text, check.packing_budget(max_tokens, overlap), 0)
+    chunks = rag5.recursive_chunks(text, max_tokens, overlap)
+    check.overlap_exact(text, chunks, packed, max_tokens, overlap)
+
+
+@pytest.mark.grades("recursive_chunks")
+@seed(GRADING_SEED)
+@settings(derandomize=False)
+@given(text=lined_text, max_tokens=st.integers(4, 24), data=st.data())
+def test_recursive_chunks_hidden_property(rag5, text, max_tokens, data):
+    overlap = data.draw(st.integers(0, max_tokens - 1))
+    check.chunker_basics(text, rag5.recursive_chunks(text, max_tokens, overlap), max_tokens)
+
+
+@pytest.mark.grades("recursive_chunks")
+@pytest.mark.parametrize("args, error", [
+    (("a b", 5, 9), ValueError), (("a b", "5"), TypeError), (("a b", 5, None), TypeError)])
+def test_recursive_chunks_hidden_errors(rag5, args, error):
+    with pytest.raises(error):
+        rag5.recursive_chunks(*args)

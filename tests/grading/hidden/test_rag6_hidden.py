@@ -1,0 +1,174 @@
+"""Hidden grading tests for lab rag6 (instructors only): inputs the public tests never show."""
+
+import grading_checks as check
+import pytest
+from hypothesis import given, seed, settings
+from hypothesis import strategies as st
+from text_strategies import markdown_page
+
+pytestmark = pytest.mark.grade("rag6")
+GRADING_SEED = check.grading_seed()
+
+# Front matter closed by "...", setext headings, a tilde fence holding backtick
+# lines, a pipeless table, a fence in a list item, a table in a quote, and a
+# fence never closed.
+PAGE = (
+    "---\n"
+    "title: Hidden page\n"
+    "applies_to: 3.x\n"
+    "...\n"
+    "\n"
+    "Intro paragraph before any heading.\n"
+    "\n"
+    "Getting started\n"
+    "===============\n"
+    "\n"
+    "~~~~ markdown\n"
+    "# a hash line in code\n"
+    "```\n"
+    "not a closing fence for tildes\n"
+    "```\n"
+    "~~~~\n"
+    "\n"
+    "Ports\n"
+    "-----\n"
+    "\n"
+    "port | use\n"
+    ":--- | ---:\n"
+    "7400 | API\n"
+    "7401 | satellites\n"
+    "\n"
+    "## Steps\n"
+    "\n"
+    "1. Fetch the key:\n"
+    "\n"
+    "   ```bash\n"
+    "   curl -O https://example.com/key\n"
+    "   ```\n"
+    "\n"
+    "2. Check it.\n"
+    "\n"
+    "> | flag | meaning |\n"
+    "> |------|---------|\n"
+    "> | -v   | verbose |\n"
+    "\n"
+    "### Unclosed\n"
+    "\n"
+    "````text\n"
+    "this fence is never closed\n"
+    "# and this is code\n"
+    "```\n"
+)
+
+
+@pytest.fixture(scope="module")
+def rag6(open_lab):
+    return open_lab("rag6")
+
+
+@pytest.mark.grades("fence_opening")
+@pytest.mark.parametrize("line, expected", [
+    ("~~~~~", ("~", 5)), ("````markdown", ("`", 4)), (" ~~~ a~b", ("~", 3)), ("\t```", None),
+    ("  ~~~~~~ x `y`", ("~", 6)), ("````` `", None), ("~~", None), ("   ````", ("`", 4))])
+def test_fence_opening_hidden(rag6, line, expected):
+    check.expect(rag6.fence_opening(line), expected)
+
+
+@pytest.mark.grades("closes_fence")
+@pytest.mark.parametrize("line, char, length, expected", [
+    ("~~~~~", "~", 4, True), ("   ```   ", "`", 3, True), ("    ```", "`", 3, False),
+    ("```~", "`", 3, False), ("~~~~", "~", 5, False), ("````", "`", 3, True),
+    ("\t~~~", "~", 3, False)])
+def test_closes_fence_hidden(rag6, line, char, length, expected):
+    check.expect(rag6.closes_fence(line, char, length), expected)
+
+
+@pytest.mark.grades("atx_heading")
+@pytest.mark.parametrize("line, expected", [
+    ("######", (6, "")), ("# Title #####", (1, "Title")), ("#\tTab", (1, "Tab")),
+    ("# Title#", (1, "Title#")), ("##", (2, "")), ("#hashtag", None),
+    ("### a ### b", (3, "a ### b")),
+    ("   ### three spaces", (3, "three spaces")), ("\\# escaped", None)])
+def test_atx_heading_hidden(rag6, line, expected):
+    check.expect(rag6.atx_heading(line), expected)
+
+
+@pytest.mark.grades("is_table_start")
+@pytest.mark.parametrize("rows, expected", [
+    (["a|b", "-|-"], True), (["| a | b | c |", "|---|---|"], False),
+    (["a | b", "|:--|--:|"], True), (["a | b", "--- | --- | ---"], False),
+    (["| a | b |", "|---|---"], True), (["a", "|---|"], False),
+    (["| a \\| b |", "|---|"], True)])
+def test_is_table_start_hidden(rag6, rows, expected):
+    lines = rag6.split_lines("\r\n".join(rows) + "\r\n")
+    check.expect(rag6.is_table_start(lines, 0), expected)
+
+
+@pytest.mark.grades("enter_section")
+@pytest.mark.parametrize("path, level, title, expected", [
+    (((1, "A"),), 3, "C", ((1, "A"), (3, "C"))),  # a level skipped
+    (((1, "A"), (3, "C")), 2, "B", ((1, "A"), (2, "B"))),  # back up past the skipped level
+    ((), 2, "X", ((2, "X"),)),
+    (((2, "X"),), 1, "Y", ((1, "Y"),)),
+    (((1, "A"), (2, "B")), 2, "B", ((1, "A"), (2, "B"))),  # the same heading again
+])
+def test_enter_section_hidden(rag6, path, level, title, expected):
+    check.expect(rag6.enter_section(path, level, title), expected)
+
+
+@pytest.mark.grades("enter_section")
+@pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"], ids=["LF", "CRLF", "CR"])
+def test_sections_of_the_hidden_page(rag6, line_end):
+    text = PAGE.replace("\n", line_end)
+    chunks = rag6.markdown_chunks(text, 30)
+    check.lossless(text, chunks)
+    check.expect([c.section for c in chunks], [
+        (), (), ("Getting started",), ("Getting started", "Ports"), ("Getting started", "Steps"),
+        ("Getting started", "Steps"), ("Getting started", "Steps"),
+        ("Getting started", "Steps", "Unclosed")])
+
+
+@pytest.mark.grades("chunk_section")
+def test_packing_the_hidden_page(rag6):
+    chunks = rag6.markdown_chunks(PAGE, 30)
+    check.chunker_basics(PAGE, chunks, 30)
+    check.nothing_protected_cut(PAGE, chunks)
+    check.expect(check.spans(chunks), [(0, 44), (44, 81), (81, 195), (195, 261), (261, 343),
+                                       (343, 358), (358, 422), (422, 495)])
+
+
+@pytest.mark.grades("chunk_section")
+def test_every_block_over_a_small_budget_stays_whole_hidden(rag6):
+    chunks = rag6.markdown_chunks(PAGE, 12)
+    check.chunker_basics(PAGE, chunks, 12)
+    check.nothing_protected_cut(PAGE, chunks)
+    check.expect([c.kind for c in chunks if c.oversize],
+                 ["front_matter", "code", "table", "code", "table", "code"])
+
+
+@pytest.mark.grades("markdown_chunks")
+@pytest.mark.parametrize("text, expected", [
+    ("\n\n  \n", [(0, 5)]), ("---\nid: x\n---\n", [(0, 14)]),
+    ("plain text, no heading", [(0, 22)])],
+    ids=["blank lines", "front matter alone", "no heading"])
+def test_markdown_chunks_hidden_small_texts(rag6, text, expected):
+    check.expect(check.spans(rag6.markdown_chunks(text, 10)), expected)
+
+
+@pytest.mark.grades("markdown_chunks")
+@pytest.mark.parametrize("args, error", [
+    (("# a", 5, -1), ValueError), (("# a", 5.0), TypeError), ((None, 5), TypeError)])
+def test_markdown_chunks_hidden_errors(rag6, args, error):
+    with pytest.raises(error):
+        rag6.markdown_chunks(*args)
+
+
+@pytest.mark.grades("markdown_chunks")
+@seed(GRADING_SEED)
+@settings(derandomize=False)
+@given(text=markdown_page, max_tokens=st.integers(4, 40), data=st.data())
+def test_markdown_chunks_hidden_property(rag6, text, max_tokens, data):
+    overlap = data.draw(st.integers(0, max_tokens // 2))
+    chunks = rag6.markdown_chunks(text, max_tokens, overlap)
+    check.chunker_basics(text, chunks, max_tokens)
+    check.nothing_protected_cut(text, chunks)

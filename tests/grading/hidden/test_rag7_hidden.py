@@ -1,0 +1,78 @@
+"""Hidden grading tests for lab rag7 (instructors only): inputs the public tests never show."""
+
+import grading_checks as check
+import pytest
+from hypothesis import given, seed, settings
+from hypothesis import strategies as st
+from text_strategies import markdown_page
+
+pytestmark = pytest.mark.grade("rag7")
+GRADING_SEED = check.grading_seed()
+
+PAGE = "# Backups\r\n\r\nBackups run nightly.\r\n\r\n## Restore\r\n\r\nRestores need the key.\r\n"
+FRONT_MATTER = ("---\r\napplies_to: 3.x\r\nedition: pro\r\n---\r\n"
+                "# Backups\r\n\r\nBackups run nightly.\r\n")
+
+
+@pytest.fixture(scope="module")
+def rag7(open_lab):
+    return open_lab("rag7")
+
+
+@pytest.mark.grades("make_header")
+@pytest.mark.parametrize("title, section, metadata, expected", [
+    ("Guide", ("A", "", "C"), {}, "Guide › A › C"),  # an empty part is left out
+    ("", ("A",), {"min_version": "3"}, "A (min version 3)"),
+    ("Guide", ("A",), {"applies_to": "", "edition": "pro"}, "Guide › A (edition pro)"),
+    ("Guide", (), {}, "Guide"),
+    ("Ops", ("Backups",), {"tier": "gold", "zone": "eu"}, "Ops › Backups (tier gold; zone eu)"),
+])
+def test_make_header_hidden(rag7, title, section, metadata, expected):
+    check.expect(rag7.make_header(title, section, metadata), expected)
+
+
+@pytest.mark.grades("header_chunks")
+@pytest.mark.parametrize("max_tokens, spans", [
+    (30, [(0, 37), (37, 75)]),
+    (16, [(0, 37), (37, 68), (68, 75)]),  # the header takes 7 of the 16 tokens
+])
+def test_header_chunks_hidden_crlf_page(rag7, max_tokens, spans):
+    chunks = rag7.header_chunks(PAGE, "Ops manual", max_tokens)
+    check.chunker_basics(PAGE, chunks, max_tokens)
+    check.expect(check.spans(chunks), spans)
+    check.expect([c.header for c in chunks], ["Ops manual › Backups"]
+                 + ["Ops manual › Backups › Restore"] * (len(spans) - 1))
+
+
+@pytest.mark.grades("header_chunks")
+@pytest.mark.parametrize("metadata, fields", [
+    (None, " (applies to 3.x)"),  # from the front matter: applies_to only
+    ({}, ""),  # explicitly none
+    ({"tier": "gold"}, " (tier gold)"),
+])
+def test_header_chunks_hidden_metadata(rag7, metadata, fields):
+    chunks = rag7.header_chunks(FRONT_MATTER, "Ops", 40, metadata=metadata)
+    check.chunker_basics(FRONT_MATTER, chunks, 40)
+    check.expect([c.header for c in chunks], ["Ops" + fields, "Ops › Backups" + fields])
+
+
+@pytest.mark.grades("header_chunks")
+def test_header_chunks_hidden_header_too_long(rag7):
+    with pytest.raises(ValueError, match="header"):
+        rag7.header_chunks("# T\n\nx", "Handbook of operations " * 4, 16)
+
+
+@pytest.mark.grades("header_chunks")
+@seed(GRADING_SEED)
+@settings(derandomize=False)
+@given(text=markdown_page, max_tokens=st.integers(24, 60), data=st.data())
+def test_header_chunks_hidden_property(rag7, text, max_tokens, data):
+    overlap = data.draw(st.integers(0, max_tokens // 4))
+    try:
+        chunks = rag7.header_chunks(text, "Ops", max_tokens, overlap)
+    except ValueError as error:  # documented: a heading too long to leave room for text
+        assert str(error).startswith("the header "), f"raised ValueError {str(error)!r}"
+        return
+    check.chunker_basics(text, chunks, max_tokens)
+    check.nothing_protected_cut(text, chunks)
+    check.headers_follow_sections(chunks, "Ops")

@@ -1,0 +1,322 @@
+"""Checks the grading tests share, each failing with one line that says what was wrong.
+
+The gradebook gives a failed test one line: the lab's last call, then the first
+line of the assertion's message. A bare `assert all(...)` would say "assert
+False"; these checks say what was expected against what came back, and name
+the chunk or span at fault:
+
+    grading_checks.lossless(text, chunks)
+    -> "recursive_chunks('go https://…', 8, 0): characters [3, 9) 'https:' are in no chunk"
+"""
+
+import bisect
+import math
+import os
+import re
+from pathlib import Path
+
+from markdown_oracle import cuts
+
+from academy_llm import (
+    MAX_TOKENS_PER_CHARACTER,
+    Chunk,
+    check_budget,
+    check_lossless,
+    count_tokens,
+    is_clean_cut,
+    token_starts,
+)
+
+SEED_FILE = Path(__file__).resolve().parent / "grading" / "hidden" / "seed.txt"
+WHOLE_KINDS = ("code", "table", "front_matter")  # the only chunks that may be over budget
+
+
+def short(value, width: int = 60) -> str:
+    """repr(value), cut to `width` characters: a message stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def name(chunk) -> str:
+    """'chunk [12, 40) 'the text…'': a chunk as a reader finds it in the page."""
+    return f"chunk [{chunk.start}, {chunk.end}) {short(chunk.text, 30)}"
+
+
+def spans(chunks) -> list:
+    return [(c.start, c.end) for c in chunks]
+
+
+def expect(got, expected) -> None:
+    """The lab's value equals `expected`; a long list is shown where it first differs."""
+    if got == expected:
+        return
+    sequences = isinstance(got, (list, tuple)) and isinstance(expected, (list, tuple))
+    if sequences and len(repr(got)) > 100:
+        raise AssertionError(f"returned {len(got)} items: {first_difference(got, expected)}")
+    raise AssertionError(f"returned {short(got, 100)}, expected {short(expected, 100)}")
+
+
+def first_difference(got, expected) -> str:
+    """Where two sequences first differ, in words."""
+    for number, (mine, theirs) in enumerate(zip(got, expected), 1):
+        if mine != theirs:
+            return f"item {number} is {short(mine)}, expected {short(theirs)}"
+    return f"the first {min(len(got), len(expected))} as expected, {len(expected)} expected in all"
+
+
+def expect_close(got, expected, tolerance: float = 1e-9) -> None:
+    """The lab's number (or sequence of numbers) equals `expected` up to rounding."""
+    got = got.tolist() if hasattr(got, "tolist") else got  # a numpy array or number
+    wanted = expected if isinstance(expected, (tuple, list)) else (expected,)
+    values = got if isinstance(got, (tuple, list)) else (got,)
+    close = len(values) == len(wanted) and all(
+        isinstance(value, (int, float)) and math.isclose(value, want, rel_tol=tolerance,
+                                                         abs_tol=tolerance)
+        for value, want in zip(values, wanted))
+    assert close, f"returned {short(got)}, expected {short(expected)}"
+
+
+def are_chunks(value) -> list:
+    """`value` is a list of Chunk; returned as such for the checks after it."""
+    assert isinstance(value, list), f"returned {type(value).__name__} {short(value)}, not a list"
+    for number, item in enumerate(value, 1):
+        assert isinstance(item, Chunk), f"item {number} is {short(item)}, not a Chunk"
+    return value
+
+
+def lossless(text: str, chunks, whitespace_may_be_lost: bool = False) -> None:
+    """Exact slices, in order, nothing lost (academy_llm.check_lossless, as an assertion)."""
+    are_chunks(chunks)
+    try:
+        check_lossless(text, chunks, whitespace_may_be_lost)
+    except ValueError as error:
+        raise AssertionError(str(error)) from None
+
+
+def in_budget(chunks, max_tokens: int) -> None:
+    """Every chunk but an oversize one embeds in max_tokens (academy_llm.check_budget)."""
+    try:
+        check_budget(chunks, max_tokens)
+    except ValueError as error:
+        raise AssertionError(str(error)) from None
+
+
+def true_counts(chunks) -> None:
+    """Each chunk's n_tokens is what the tokenizer counts for its text alone."""
+    for chunk in chunks:
+        n = count_tokens(chunk.text)
+        assert chunk.n_tokens == n, (
+            f"{name(chunk)} says {chunk.n_tokens} tokens, the tokenizer counts {n}")
+
+
+def at_token_starts(text: str, chunks) -> None:
+    """Chunks start and end where a token of the page starts (or at the text's end)."""
+    cut_points = set(token_starts(text)) | {len(text)}
+    for chunk in chunks:
+        for edge in (chunk.start, chunk.end):
+            assert edge in cut_points, (
+                f"{name(chunk)}: offset {edge} is not where a token of the page starts")
+
+
+def only_whole_blocks_oversize(chunks) -> None:
+    """Only a fence, a table or front matter, kept whole, may be flagged oversize."""
+    for chunk in chunks:
+        assert not chunk.oversize or chunk.kind in WHOLE_KINDS, (
+            f"{name(chunk)} is flagged oversize with kind {chunk.kind!r}; only {WHOLE_KINDS} "
+            f"may be")
+
+
+def nothing_protected_cut(text: str, chunks) -> None:
+    """No chunk starts or ends strictly inside a fence or table a real Markdown parser finds."""
+    for kind, start, end, position in cuts(text, chunks):
+        block = "fence" if kind == "fence" else "table"
+        raise AssertionError(f"a chunk edge at {position} cuts the {block} at [{start}, {end}) "
+                             f"{short(text[start:end], 40)}")
+
+
+def same_again(again, chunks) -> None:
+    """A second call with the same arguments returns the same chunks."""
+    assert again == chunks, (f"not deterministic: the same call gave {spans(again)[:4]}… "
+                             f"after {spans(chunks)[:4]}…")
+
+
+def chunker_basics(text: str, chunks, max_tokens: int) -> None:
+    """What every token-budgeted chunker promises: lossless, in budget, true counts."""
+    lossless(text, chunks)
+    in_budget(chunks, max_tokens)
+    true_counts(chunks)
+    only_whole_blocks_oversize(chunks)
+
+
+def headers_follow_sections(chunks, title: str) -> None:
+    """Each header is the title and the chunk's heading path joined by ' › ', then any fields."""
+    for chunk in chunks:
+        path = " › ".join(part for part in (title, *chunk.section) if part)
+        assert chunk.header == path or chunk.header.startswith(path + " ("), (
+            f"{name(chunk)} in section {chunk.section} has the header {chunk.header!r}")
+
+
+def grading_seed() -> int:
+    """The hidden tests' hypothesis seed: $ACADEMY_GRADING_SEED, else hidden/seed.txt.
+
+    Students never see it, so a lab cannot be tuned to the examples it draws;
+    an instructor changes it between terms.
+    """
+    value = os.environ.get("ACADEMY_GRADING_SEED") or SEED_FILE.read_text(encoding="utf-8")
+    return int(value.strip())
+
+
+# ---- rag4's windows, exactly as the lab defines them -------------------------
+
+
+def word_windows_exact(text: str, chunks, size: int, overlap: int) -> None:
+    """Word windows: each but the last holds `size` words, the next starts `size - overlap` later.
+
+    A word is a run of non-space characters; a window runs from its first
+    word's first character to its last word's last one.
+    """
+    lossless(text, chunks, whitespace_may_be_lost=True)
+    words = [(match.start(), match.end()) for match in re.finditer(r"\S+", text)]
+    if not words:
+        assert chunks == [], f"the text has no words, yet {len(chunks)} chunk(s) came back"
+        return
+    assert chunks, f"the text has {len(words)} words, yet no chunk came back"
+    first_at = {start: number for number, (start, _) in enumerate(words)}
+    last_at = {end: number for number, (_, end) in enumerate(words)}
+    expected_first = 0
+    for number, chunk in enumerate(chunks):
+        assert chunk.start in first_at, f"{name(chunk)} does not start where a word starts"
+        assert chunk.end in last_at, f"{name(chunk)} does not end where a word ends"
+        first, last = first_at[chunk.start], last_at[chunk.end]
+        assert first == expected_first, (
+            f"{name(chunk)} starts at word {first + 1}, expected word {expected_first + 1}: "
+            f"each window starts size - overlap = {size - overlap} words after the one before")
+        if number == len(chunks) - 1:
+            assert last == len(words) - 1, (
+                f"the last chunk {name(chunk)} ends at word {last + 1} of {len(words)}")
+        else:
+            held = last - first + 1
+            assert held == size, f"{name(chunk)} holds {held} words, expected {size}"
+            assert last < len(words) - 1, f"{name(chunk)} holds the last word, yet chunks follow"
+        expected_first = first + size - overlap
+
+
+def token_windows_exact(text: str, chunks, max_tokens: int, overlap: int) -> None:
+    """Token windows as rag4 defines them, counted on the page's one tokenization.
+
+    A token here is one of token_starts(text) (a character of several tokens
+    is one, as it cannot be cut). Each window starts where the one before
+    ended less `overlap` tokens, moving forward by one token at least; takes
+    up to max_tokens tokens, and gives back its last token while it counts
+    over max_tokens on its own. So neighbours share min(overlap, tokens - 1)
+    tokens, and a window short of max_tokens tokens that is not the last
+    would go over the budget with one more.
+    """
+    lossless(text, chunks)
+    in_budget(chunks, max_tokens)
+    true_counts(chunks)
+    at_token_starts(text, chunks)
+    if not chunks:
+        assert not text, "the text has tokens, yet no chunk came back"
+        return
+    starts = token_starts(text)
+    ends = starts[1:] + [len(text)]
+    number_at = {start: number for number, start in enumerate(starts)}
+    expected_first = 0
+    for number, chunk in enumerate(chunks):
+        first = number_at[chunk.start]
+        last = number_at.get(chunk.end, len(starts)) - 1
+        tokens = last - first + 1
+        assert first == expected_first, (
+            f"{name(chunk)} starts at token {first + 1} of the page, expected token "
+            f"{expected_first + 1}: neighbours share overlap = {overlap} tokens (or all but one "
+            f"of a shorter window's)")
+        assert tokens <= max_tokens, (
+            f"{name(chunk)} spans {tokens} tokens of the page, over max_tokens = {max_tokens}")
+        if number == len(chunks) - 1:
+            assert last == len(starts) - 1, (
+                f"the last chunk {name(chunk)} stops short of the text's end")
+            return
+        assert last < len(starts) - 1, f"{name(chunk)} reaches the text's end, yet chunks follow"
+        if tokens < max_tokens:
+            longer = count_tokens(text[chunk.start : ends[last + 1]])
+            assert longer > max_tokens, (
+                f"{name(chunk)} holds {tokens} of the page's tokens, yet with the next one "
+                f"{short(text[starts[last + 1] : ends[last + 1]], 12)} it counts {longer}, within "
+                f"max_tokens = {max_tokens}: give back a token only while over the budget")
+        expected_first = max(last + 1 - overlap, first + 1)
+
+
+def character_over_budget(text: str, max_tokens: int, error: Exception) -> None:
+    """A ValueError for a budget is right only if a character of the text needs more tokens."""
+    starts = token_starts(text)
+    pieces = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+    widest = max(pieces, key=count_tokens, default="")
+    assert count_tokens(widest) > max_tokens, (
+        f"raised ValueError ({short(str(error), 80)}), yet every token of the text fits in "
+        f"max_tokens = {max_tokens}")
+
+
+# ---- rag5's packing and overlap --------------------------------------------------
+
+
+def packing_budget(max_tokens: int, overlap: int) -> int:
+    """rag5's room for a chunk before its overlap (given code in the lab, restated here)."""
+    return max(max_tokens - overlap, min(max_tokens, MAX_TOKENS_PER_CHARACTER))
+
+
+def packed_full(text: str, chunks, max_tokens: int) -> None:
+    """Greedy packing: two neighbours that fit in max_tokens together were packed as one.
+
+    Exact where every cut is a clean cut (is_clean_cut): then a chunk's tokens
+    add up from its pieces, and the first piece of the next chunk fits whenever
+    the whole next chunk does.
+    """
+    for before, after in zip(chunks, chunks[1:]):
+        together = count_tokens(text[before.start : after.end])
+        assert together > max_tokens, (
+            f"{name(before)} and the chunk after it count {together} tokens together, within "
+            f"max_tokens = {max_tokens}: packing should have merged them")
+
+
+def overlap_exact(text: str, chunks, packed, max_tokens: int, overlap: int) -> None:
+    """Chunks with overlap against the same text packed without it, as rag5 adds overlap.
+
+    `packed` is what the lab gives for packing_budget(max_tokens, overlap) and
+    no overlap. Each chunk keeps its packed end; after the first, its start
+    reaches back `overlap` of the page's tokens, never before the previous
+    packed chunk's start, moves forward to the first clean cut, and gives back
+    words (clean cut by clean cut) while the chunk is over max_tokens.
+    """
+    lossless(text, packed)
+    assert len(chunks) == len(packed), (
+        f"{len(chunks)} chunks with overlap, {len(packed)} without: overlap should only move "
+        f"starts back (packing at max_tokens - overlap = {packing_budget(max_tokens, overlap)})")
+    starts = token_starts(text)
+    for number, (chunk, base) in enumerate(zip(chunks, packed)):
+        assert chunk.end == base.end, (
+            f"{name(chunk)} ends at {chunk.end}; packed without overlap it ends at {base.end}: "
+            f"overlap moves a chunk's start back, never its end")
+        if number == 0:
+            assert chunk.start == base.start, (
+                f"the first chunk {name(chunk)} should start at {base.start}")
+            continue
+        floor = packed[number - 1].start
+        reach = max(starts[max(bisect.bisect_left(starts, base.start) - overlap, 0)], floor)
+        expected = next_clean_cut(text, reach, base.start)
+        while expected < base.start and count_tokens(text[expected : chunk.end]) > max_tokens:
+            expected = next_clean_cut(text, expected + 1, base.start)
+        assert chunk.start >= floor, (
+            f"{name(chunk)} reaches back past {floor}, where the chunk before it starts "
+            f"without overlap: overlap reaches into the previous chunk only")
+        assert chunk.start == expected, (
+            f"{name(chunk)} starts at {chunk.start}, expected {expected}: the first clean cut "
+            f"(a word's space, a line's start) from the page's token {overlap} back from "
+            f"{base.start}, where it starts without overlap")
+
+
+def next_clean_cut(text: str, position: int, limit: int) -> int:
+    """The first clean cut at or after `position`, or `limit`."""
+    while position < limit and not is_clean_cut(text, position):
+        position += 1
+    return position

@@ -1,0 +1,239 @@
+"""Mistakes students really make, each a small change to one student-written function.
+
+A mutation takes the reference solution of a lab (solutions/), finds `old`
+(exactly once, inside the answer region of `function`) and writes `new`
+instead: the lab as a student who made that one mistake would hand it in.
+tests/test_mutations.py runs every such lab as a student does and grades it,
+to see whether the lab's own checks and the grader each notice the mistake.
+
+`quick` marks the few (at least one a lab) that the default test run
+studies; `pytest -m slow` studies them all.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutation:
+    lab: str  # "rag5"
+    function: str  # the student-written function the mistake is in
+    mistake: str  # what the student got wrong, as a teacher would say it
+    old: str  # text of the reference, found exactly once in the lab's solution file
+    new: str  # what the student wrote instead
+    quick: bool = False  # also studied in the default test run
+
+    @property
+    def name(self) -> str:
+        return f"{self.lab}.{self.function}: {self.mistake}"
+
+
+MUTATIONS = [
+    # ---- rag4: word_windows, token_windows
+    Mutation(
+        "rag4", "word_windows", "windows step by size, ignoring the overlap",
+        "for first in range(0, len(words), size - overlap):",
+        "for first in range(0, len(words), size):",
+    ),
+    Mutation(
+        "rag4", "word_windows", "keeps making windows after the one that holds the last word",
+        "        if last == len(words) - 1:\n            break\n",
+        "",
+    ),
+    Mutation(
+        "rag4", "token_windows", "never drops the last token while the window is over budget",
+        "        while count_tokens(text[starts[first] : ends[last]]) > max_tokens:\n"
+        "            if last == first:\n"
+        "                piece = text[starts[first] : ends[first]]\n"
+        "                raise ValueError(\n"
+        '                    f"{piece!r} at offset {starts[first]} needs '
+        '{count_tokens(piece)} tokens "\n'
+        '                    f"and cannot be cut inside a character; use max_tokens >= '
+        '{count_tokens(piece)}"\n'
+        "                )\n"
+        "            last -= 1\n",
+        "",
+        quick=True,
+    ),
+    Mutation(
+        "rag4", "token_windows", "the next window starts a token late: overlap - 1, a gap at 0",
+        "first = max(last + 1 - overlap, first + 1)",
+        "first = max(last + 2 - overlap, first + 1)",
+    ),
+    Mutation(
+        "rag4", "token_windows", "the next window starts a token early: overlap + 1, shared at 0",
+        "first = max(last + 1 - overlap, first + 1)",
+        "first = max(last - overlap, first + 1)",
+    ),
+    # ---- rag5: split_at_seams, pack, add_overlap
+    Mutation(
+        "rag5", "add_overlap",
+        "seeks a word start up to the chunk's end, and no case for overlap 0",
+        "    if overlap == 0:\n"
+        "        return chunks\n"
+        "    result = [chunks[0]]\n"
+        "    for (previous_start, _), (start, end) in zip(chunks, chunks[1:]):\n"
+        "        position = int(index.starts.searchsorted(start))\n"
+        "        reach = max(int(index.starts[max(position - overlap, 0)]), previous_start)\n"
+        "        result.append((next_clean_cut(text, reach, start), end))\n",
+        "    result = [chunks[0]]\n"
+        "    for (previous_start, _), (start, end) in zip(chunks, chunks[1:]):\n"
+        "        position = int(index.starts.searchsorted(start))\n"
+        "        reach = max(int(index.starts[max(position - overlap, 0)]), previous_start)\n"
+        "        result.append((next_clean_cut(text, reach, end), end))\n",
+        quick=True,
+    ),
+    Mutation(
+        "rag5", "add_overlap", "overlap counted in characters, not tokens",
+        "reach = max(int(index.starts[max(position - overlap, 0)]), previous_start)",
+        "reach = max(start - overlap, previous_start)",
+    ),
+    Mutation(
+        "rag5", "pack", "the running total is never increased: merges past the budget",
+        "            total += tokens\n",
+        "",
+    ),
+    Mutation(
+        "rag5", "pack", "never merges: one chunk per span",
+        "            chunks[-1] = (chunks[-1][0], span_end)",
+        "            chunks.append((span_start, span_end))",
+    ),
+    Mutation(
+        "rag5", "split_at_seams", "token windows of a seamless run are not shifted by its start",
+        "return [(start + w.start, start + w.end) for w in windows]",
+        "return [(w.start, w.end) for w in windows]",
+    ),
+    # ---- rag6: recognising Markdown, the heading path, packing a section
+    Mutation(
+        "rag6", "fence_opening", "only backtick fences: tilde fences are not code",
+        '    if fence[0] == "`" and "`" in info:',
+        '    if fence[0] != "`" or "`" in info:',
+    ),
+    Mutation(
+        "rag6", "closes_fence", "any fence closes, whatever its length",
+        "return bool(match) and match.group(1)[0] == char and len(match.group(1)) >= length",
+        "return bool(match) and match.group(1)[0] == char",
+    ),
+    Mutation(
+        "rag6", "closes_fence", "a fence of the other character closes it",
+        "return bool(match) and match.group(1)[0] == char and len(match.group(1)) >= length",
+        "return bool(match) and len(match.group(1)) >= length",
+    ),
+    Mutation(
+        "rag6", "atx_heading", "closing #s are kept in the title",
+        'title = CLOSING_HASHES.sub("", match.group(2)).strip()',
+        "title = match.group(2).strip()",
+    ),
+    Mutation(
+        "rag6", "is_table_start",
+        "a table must start with a pipe: tables without outer pipes missed",
+        'if i + 1 >= len(lines) or "|" not in lines[i].text or indent_of(lines[i].text) >= 4:',
+        'if i + 1 >= len(lines) or not lines[i].text.lstrip().startswith("|") '
+        "or indent_of(lines[i].text) >= 4:",
+    ),
+    Mutation(
+        "rag6", "enter_section", "the heading path is never popped",
+        "return tuple(entry for entry in path if entry[0] < level) + ((level, title),)",
+        "return tuple(path) + ((level, title),)",
+        quick=True,
+    ),
+    Mutation(
+        "rag6", "enter_section",
+        "a sibling heading is kept beside the one it replaces (<=, not <)",
+        "return tuple(entry for entry in path if entry[0] < level) + ((level, title),)",
+        "return tuple(entry for entry in path if entry[0] <= level) + ((level, title),)",
+    ),
+    Mutation(
+        "rag6", "chunk_section", "mends a list word by word, cutting the fence inside it",
+        "mended = mend_around(text, piece_start, piece_end, max_tokens, regions, index)",
+        "mended = rag5.mend(text, piece_start, piece_end, max_tokens)",
+    ),
+    # ---- rag7: make_header, header_chunks
+    Mutation(
+        "rag7", "header_chunks", "the header is not counted in the budget",
+        "chunks += section_with_header(text, section, header, max_tokens, overlap, document)",
+        "chunks += [replace(c, header=header) for c in rag6.section_chunks(\n"
+        "            text, section, max_tokens, overlap, document.index, document.regions)]",
+        quick=True,
+    ),
+    Mutation(
+        "rag7", "header_chunks", "the front matter's header is not counted in the budget",
+        "chunks.append(replace(chunk, oversize=count_tokens(chunk.embedding_text) > max_tokens))",
+        "chunks.append(chunk)",
+    ),
+    Mutation(
+        "rag7", "make_header", "empty parts are not left out",
+        '" › ".join(part for part in (title, *section) if part)',
+        '" › ".join((title, *section))',
+    ),
+    Mutation(
+        "rag7", "make_header", "field names keep their underscores",
+        "f\"{key.replace('_', ' ')} {value}\"",
+        'f"{key} {value}"',
+    ),
+    # ---- rag8: the metrics
+    Mutation(
+        "rag8", "recall_at_k", "a hit that overlaps part of the answer counts as holding it",
+        "found = sum(1 for span in gold if any(holds(hit, span) for hit in hits[:k]))",
+        "found = sum(1 for span in gold if any(\n"
+        "        hit[0] == span[0] and hit[1] < span[2] and span[1] < hit[2]\n"
+        "        for hit in hits[:k]))",
+    ),
+    Mutation(
+        "rag8", "recall_at_k", "counts the hits that hold an answer, not the answers held",
+        "found = sum(1 for span in gold if any(holds(hit, span) for hit in hits[:k]))",
+        "found = sum(1 for hit in hits[:k] if any(holds(hit, span) for span in gold))",
+    ),
+    Mutation(
+        "rag8", "mrr_at_k", "ranks counted from 0",
+        "for rank, hit in enumerate(hits[:k], 1):",
+        "for rank, hit in enumerate(hits[:k]):",
+    ),
+    Mutation(
+        "rag8", "mrr_at_k", "looks past the first k hits",
+        "for rank, hit in enumerate(hits[:k], 1):",
+        "for rank, hit in enumerate(hits, 1):",
+    ),
+    Mutation(
+        "rag8", "coverage_at_k", "overlapping hits count their shared characters twice",
+        "return shared_characters(merged(hits[:k]), answer) / characters(answer)",
+        "return shared_characters(hits[:k], answer) / characters(answer)",
+    ),
+    Mutation(
+        "rag8", "precision_and_iou", "overlapping hits count their shared characters twice",
+        "retrieved = merged(hits[:k])",
+        "retrieved = hits[:k]",
+        quick=True,
+    ),
+    # ---- rag9: window_texts, neighbour_distances, breakpoints, best_cuts
+    Mutation(
+        "rag9", "window_texts", "a window ends where its last sentence starts",
+        "spans[min(i + window, last)][1]",
+        "spans[min(i + window, last)][0]",
+    ),
+    Mutation(
+        "rag9", "neighbour_distances", "similarity instead of distance",
+        "return [1.0 - float(vectors[i] @ vectors[i + 1]) for i in range(len(vectors) - 1)]",
+        "return [float(vectors[i] @ vectors[i + 1]) for i in range(len(vectors) - 1)]",
+    ),
+    Mutation(
+        "rag9", "breakpoints", "cuts where the distance equals the threshold too (>=, not >)",
+        "if distance > threshold]",
+        "if distance >= threshold]",
+        quick=True,
+    ),
+    Mutation(
+        "rag9", "breakpoints", "cuts before sentence i, not i + 1",
+        "return [i + 1 for i, distance in enumerate(distances) if distance > threshold]",
+        "return [i for i, distance in enumerate(distances) if distance > threshold]",
+    ),
+    Mutation(
+        "rag9", "best_cuts", "ignores the sentence limit",
+        "for i in range(j - 1, max(j - max_sentences, 0) - 1, -1):",
+        "for i in range(j - 1, -1, -1):",
+    ),
+    Mutation(
+        "rag9", "best_cuts", "ignores the token budget",
+        "            if tokens > max_tokens and i < j - 1:\n                break\n",
+        "",
+    ),
+]

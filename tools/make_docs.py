@@ -1,0 +1,454 @@
+"""Write what the README quotes from the labs, and the images of docs/, from the labs' own runs.
+
+    python tools/make_docs.py            # rewrite the README's lab output and stale images
+    python tools/make_docs.py --check    # exit 1, listing what is stale; writes nothing
+    python tools/make_docs.py --redraw   # redraw both images even if what they show is current
+
+The README quotes what labs print between markers, on a line of their own
+for a code block, or inside a sentence for an inline quote:
+
+    <!-- lab-output rag8: strategies -->
+    ```text
+    ...lines rag8 prints...
+    ```
+    <!-- /lab-output -->
+
+    ... it is plain text: <!-- lab-output rag5: chunk-label -->`{#2 ...}`<!-- /lab-output -->
+
+The name after the lab says what is quoted (QUOTES below). The tool runs the
+reference labs offline, as tests/offline.py runs them, in a folder of their
+own, and puts what they printed between the markers.
+
+The two images carry a digest of what they show in a PNG text chunk
+("Source"), so a stale image is found without comparing pixels:
+docs/chunk-sizes.png is the size plot rag6 saves (academy_llm.figure_png
+writes its digest), and docs/chunk-view.png is the HTML chunk view of rag5's
+step 4 as headless Chromium draws it, marked with the sha256 of the same view
+in plain text, as rag5 prints it. Drawing it needs chromium, chromedriver and
+selenium; checking it does not. tests/test_labs.py checks all of this against
+its own runs of the labs, with the functions here.
+"""
+
+import argparse
+import hashlib
+import importlib.util
+import re
+import shutil
+import sys
+import tempfile
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import academy_llm
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+CHUNK_SIZES = ROOT / "docs" / "chunk-sizes.png"
+CHUNK_VIEW = ROOT / "docs" / "chunk-view.png"
+RAG6_PLOT = "rag6-chunk-sizes.png"  # where rag6 saves its plot, in the folder it runs from
+VIEW_LIMIT = 3  # rag5's step 4 shows its first three chunks: view_chunks(page, chunks, limit=3)
+
+BLOCK = re.compile(r"<!-- lab-output (rag\d+): ([\w-]+) -->(.*?)<!-- /lab-output -->", re.S)
+# A plain view as view_chunks prints it: its caption, up to the next step of the lab.
+PRINTED_VIEW = re.compile(
+    r"^chunks? \d+(?:-\d+)? of \d+, characters .*?(?=\n\n\d+\. )", re.M | re.S
+)
+STEP_NUMBER = re.compile(r"^\d+\. ")  # how a lab's step heading begins: "2. "
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# As tests/test_notebooks.py starts it: no network, no first-run screens.
+CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--window-size=1200,1400",
+)
+VIEW_PAGE = (
+    '<!DOCTYPE html><html><head><meta charset="utf-8"><title>chunk view</title></head>'
+    '<body style="max-width:1000px;margin:12px">{view}</body></html>'
+)
+
+
+class DocsError(Exception):
+    """Something the docs cannot be made from; the message says what, in one line."""
+
+
+# ---- what the README quotes ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Quote:
+    """Something a lab prints that the README quotes, and how the README shows it."""
+
+    lab: str
+    name: str
+    extract: Callable[[str], str]  # the quoted text, from all the lab printed
+    inline: bool = False  # `code` inside a sentence, or a code block of its own
+    absent_when: str = ""  # what the lab prints when it lacks the data this quote needs
+
+    def absent(self, stdout: str) -> str:
+        """The line in which the lab said it could not print this quote ('' if it did not)."""
+        if self.absent_when:
+            for line in stdout.splitlines():
+                if self.absent_when in line:
+                    return line.strip()
+        return ""
+
+    def content(self, stdout: str) -> str:
+        """What the README holds between this quote's markers."""
+        text = self.extract(stdout)
+        return f"`{text}`" if self.inline else f"\n```text\n{text}\n```\n"
+
+
+def printed_view(stdout: str) -> str:
+    """The plain chunk view rag5 prints in its step 4, exactly as view_chunks wrote it."""
+    match = PRINTED_VIEW.search(stdout)
+    if not match:
+        raise DocsError("rag5 printed no chunk view ('chunks 1-3 of ...') before a next step")
+    return match.group()
+
+
+def printed_mark(pattern: str) -> Callable[[str], str]:
+    """An extractor of the first mark of rag5's printed view that matches `pattern`."""
+
+    def extract(stdout: str) -> str:
+        match = re.search(pattern, printed_view(stdout))
+        if not match:
+            raise DocsError(f"rag5's printed chunk view has no mark like {pattern!r}")
+        return match.group()
+
+    return extract
+
+
+@dataclass(frozen=True)
+class Table:
+    """Lines of a table a lab prints under a step's heading ('2. ...'), to quote as printed.
+
+    A step is found by its heading's words, not its number, and quoted
+    without the number: a lab that gains a step leaves the README as it was.
+    The heading and the column header are always quoted, with the `rows` and
+    the `notes` (lines under the table) that match. A table with a column of
+    timings is quoted up to that column (`cut_at`, its name): times differ
+    from run to run, and a quote must be the same on every run.
+    """
+
+    heading: str  # a regular expression for a heading's words, after its step number
+    rows: str  # a regular expression matched at the start of each row to quote
+    notes: str = ""
+    cut_at: str = ""
+
+    def __call__(self, stdout: str) -> str:
+        sections = printed_sections(stdout, self.heading)
+        if not sections:
+            raise DocsError(f"the lab printed no step headed {self.heading!r}")
+        return "\n\n".join(self.quoted(section) for section in sections)
+
+    def quoted(self, section: list[str]) -> str:
+        """One section's heading, column header, and the rows and notes that match."""
+        heading, header, *body = section
+        width = header.find(self.cut_at) if self.cut_at else len(header)
+        if width < 0:
+            raise DocsError(f"the table under {heading!r} has no column {self.cut_at!r}")
+        lines = [STEP_NUMBER.sub("", heading), header[:width]]
+        for line in body:
+            if re.match(self.rows, line):
+                lines.append(line[:width] if self.cut_at else line)
+            elif self.notes and re.match(self.notes, line):
+                lines.append(line)
+        return "\n".join(line.rstrip() for line in lines)
+
+
+def printed_sections(stdout: str, heading: str) -> list[list[str]]:
+    """Each step whose heading's words match `heading`, and the lines under it up to a blank."""
+    sections, current = [], None
+    for line in stdout.splitlines() + [""]:
+        step = STEP_NUMBER.match(line)
+        if current is None and step and re.match(heading, line[step.end() :]):
+            current = [line]
+        elif current is not None and line.strip():
+            current.append(line)
+        elif current is not None:
+            sections.append(current)
+            current = None
+    return sections
+
+
+# Rows of the three Markdown strategies, each name whole (numbers follow it).
+MARKDOWN_ROWS = r"\s+(markdown|markdown \+ header|header \+ table rows)\s+\d"
+QUOTES = (
+    # The label of chunk 2, and the mark where the view stops, in rag5's step 4.
+    Quote("rag5", "chunk-label", printed_mark(r"\{#2 \[[^{}]*\}"), inline=True),
+    Quote("rag5", "view-stop", printed_mark(r"\{/#\d+ · [^{}]*\}"), inline=True),
+    # rag8's scores of every strategy with wordllama, and by kind for the Markdown ones.
+    Quote("rag8", "strategies", Table(r"\d+ test questions", r".* wordllama ", r"\s+(cov|prec)")),
+    Quote("rag8", "by-kind", Table(r"recall.* by kind of question", MARKDOWN_ROWS)),
+    # rag9's table of the Orbit docs and, when its data is there, of Chroma's benchmark.
+    Quote("rag9", "orbit", Table(r"Orbit docs:", r"\s+[a-z]", r"\s+\(", cut_at="sentences/s")),
+    Quote(
+        "rag9", "chroma", Table(r"Chroma's benchmark:", r"\s+[a-z]", cut_at="seconds"),
+        absent_when="Chroma's benchmark not found",
+    ),
+)
+
+
+# ---- the README's blocks -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Block:
+    """A quote in the README: its lab and name, and what it holds between its markers."""
+
+    lab: str
+    name: str
+    content: str
+    start: int  # where the content is in the README
+    end: int
+
+    @property
+    def marker(self) -> str:
+        return f"<!-- lab-output {self.lab}: {self.name} -->"
+
+    @property
+    def quote(self) -> Quote:
+        return next(q for q in QUOTES if (q.lab, q.name) == (self.lab, self.name))
+
+
+def readme_blocks(readme: str) -> list[Block]:
+    """The README's quotes, in order; each quote of QUOTES once, each marker closed."""
+    blocks = [
+        Block(m.group(1), m.group(2), m.group(3), m.start(3), m.end(3))
+        for m in BLOCK.finditer(readme)
+    ]
+    if len(re.findall(r"<!-- lab-output rag", readme)) != len(blocks):
+        raise DocsError("README.md has a lab-output marker that no '<!-- /lab-output -->' closes")
+    found = [(block.lab, block.name) for block in blocks]
+    known = [(quote.lab, quote.name) for quote in QUOTES]
+    for lab, name in found:
+        if (lab, name) not in known:
+            raise DocsError(f"README.md quotes '{lab}: {name}', unknown to tools/make_docs.py")
+        if found.count((lab, name)) > 1:
+            raise DocsError(f"README.md quotes '{lab}: {name}' twice")
+    for lab, name in known:
+        if (lab, name) not in found:
+            raise DocsError(f"README.md has no '<!-- lab-output {lab}: {name} -->' block")
+    for block in blocks:
+        line_start = readme.rfind("\n", 0, block.start) + 1
+        if block.quote.inline and readme.startswith(block.marker, line_start):
+            # Markdown reads a line that starts with '<!--' as HTML, quote and all.
+            raise DocsError(f"README.md: {block.marker} is inline, so it must not start a line")
+    return blocks
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """The README with every quote as the labs print it now, and what changed or was kept."""
+
+    text: str
+    stale: list[str]
+    kept: list[str]
+
+
+def refresh_readme(readme: str, stdouts: dict[str, str]) -> Refresh:
+    """Put what each lab printed (`stdouts`, by lab) between the README's markers."""
+    parts, stale, kept, position = [], [], [], 0
+    for block in readme_blocks(readme):
+        stdout = stdouts[block.lab]
+        absent = block.quote.absent(stdout)
+        content = block.content if absent else block.quote.content(stdout)
+        if absent:
+            kept.append(f"README.md: {block.marker} kept as it is: {block.lab} printed {absent!r}")
+        elif content != block.content:
+            stale.append(f"README.md: {block.marker} differs from what {block.lab} prints")
+        parts += [readme[position : block.start], content]
+        position = block.end
+    return Refresh("".join(parts + [readme[position:]]), stale, kept)
+
+
+# ---- images that say what they show ---------------------------------------------------
+
+
+def png_text(png: bytes) -> dict[str, str]:
+    """The tEXt chunks of a PNG, keyword to text: where the images of docs/ say what they show."""
+    if not png.startswith(PNG_SIGNATURE):
+        raise DocsError("not a PNG file")
+    texts, position = {}, len(PNG_SIGNATURE)
+    while position + 8 <= len(png):
+        length = int.from_bytes(png[position : position + 4], "big")
+        kind = png[position + 4 : position + 8]
+        if kind == b"tEXt":
+            keyword, _, text = png[position + 8 : position + 8 + length].partition(b"\0")
+            texts[keyword.decode("latin-1")] = text.decode("latin-1")
+        position += 12 + length  # length, type, data, crc
+    return texts
+
+
+def with_png_text(png: bytes, keyword: str, text: str) -> bytes:
+    """`png` with a tEXt chunk `keyword`: `text` right after its header chunk (IHDR)."""
+    data = keyword.encode("latin-1") + b"\0" + text.encode("latin-1")
+    chunk = b"tEXt" + data
+    after_header = len(PNG_SIGNATURE) + 12 + 13  # IHDR: length, type, 13 bytes of data, crc
+    added = len(data).to_bytes(4, "big") + chunk + zlib.crc32(chunk).to_bytes(4, "big")
+    return png[:after_header] + added + png[after_header:]
+
+
+def image_source(path: Path) -> str:
+    """What an image says it shows (its "Source" text), '' for none or no file."""
+    if not path.is_file():
+        return ""
+    return png_text(path.read_bytes()).get(academy_llm.PNG_SOURCE_KEY, "")
+
+
+def view_source(view: str) -> str:
+    """What docs/chunk-view.png must say it shows: the sha256 of the view in plain text."""
+    return f"chunk-view sha256:{hashlib.sha256(view.encode('utf-8')).hexdigest()}"
+
+
+def stale_images(rag5_stdout: str, rag6_folder: Path) -> list[str]:
+    """The images of docs/ that show something other than what the labs show now."""
+    stale = []
+    plot_source = image_source(rag6_folder / RAG6_PLOT)
+    if not plot_source:
+        raise DocsError(f"rag6 saved no {RAG6_PLOT} that says what it shows")
+    if image_source(CHUNK_SIZES) != plot_source:
+        stale.append(f"{CHUNK_SIZES.relative_to(ROOT)}: not the size plot rag6 saves now")
+    if image_source(CHUNK_VIEW) != view_source(printed_view(rag5_stdout)):
+        stale.append(f"{CHUNK_VIEW.relative_to(ROOT)}: not the chunk view rag5 prints now")
+    return stale
+
+
+@dataclass(frozen=True)
+class ChunkView:
+    """One chunk view in two forms: plain text (as a lab prints it) and HTML (to draw)."""
+
+    plain: str
+    html: str
+
+
+def rag5_view(rag5_stdout: str) -> ChunkView:
+    """rag5's step 4 view, its plain form checked against what rag5 printed.
+
+    The image must show the view rag5 prints; if the lab shows other chunks
+    now, VIEW_LIMIT here no longer matches it, and drawing stops.
+    """
+    rag5 = academy_llm.load_lab("rag5", ROOT / "solutions")
+    page = rag5.PAGE.read_text(encoding="utf-8")
+    chunks = rag5.recursive_chunks(page, rag5.MAX_TOKENS, rag5.OVERLAP)
+    plain = academy_llm.chunks_as_text(page, chunks, limit=VIEW_LIMIT)
+    if plain != printed_view(rag5_stdout):
+        raise DocsError(
+            f"rag5's step 4 prints a view other than its first {VIEW_LIMIT} chunks with overlap; "
+            "make VIEW_LIMIT and rag5_view in tools/make_docs.py show what it prints"
+        )
+    return ChunkView(plain, academy_llm.chunks_as_html(page, chunks, limit=VIEW_LIMIT))
+
+
+def missing_browser() -> str:
+    """What drawing the chunk view lacks, in one line ('' when all is there)."""
+    missing = [
+        f"{program} (apt-get install {package})"
+        for program, package in (("chromium", "chromium"), ("chromedriver", "chromium-driver"))
+        if shutil.which(program) is None
+    ]
+    if importlib.util.find_spec("selenium") is None:
+        missing.append("selenium (pip install selenium)")
+    return ", ".join(missing)
+
+
+def screenshot(html: str) -> bytes:
+    """The view as headless Chromium draws it on a page of its own, as a PNG."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    with tempfile.TemporaryDirectory() as scratch:
+        page = Path(scratch) / "chunk-view.html"
+        page.write_text(VIEW_PAGE.format(view=html), encoding="utf-8")
+        options = webdriver.ChromeOptions()
+        options.binary_location = shutil.which("chromium")
+        for flag in CHROMIUM_FLAGS + (f"--user-data-dir={Path(scratch) / 'profile'}",):
+            options.add_argument(flag)
+        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+        try:
+            driver.get(page.as_uri())
+            return driver.find_element(By.CSS_SELECTOR, ".chunk-view").screenshot_as_png
+        finally:
+            driver.quit()
+
+
+# ---- running the labs ------------------------------------------------------------------
+
+
+def offline_runner():
+    """tests/offline.py's run_offline: the labs run here as the tests run them."""
+    spec = importlib.util.spec_from_file_location("offline", ROOT / "tests" / "offline.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.run_offline
+
+
+def run_labs(labs: list[str], scratch: Path) -> dict[str, str]:
+    """What each reference lab prints, run offline in a folder of its own: scratch/rag5, ..."""
+    run_offline = offline_runner()
+    stdouts = {}
+    for lab in labs:
+        (solution,) = (ROOT / "solutions").glob(f"{lab}-*.py")
+        (scratch / lab).mkdir()
+        began = time.perf_counter()
+        result = run_offline(solution, scratch / lab)
+        if result.returncode != 0:
+            tail = (result.stdout + result.stderr).strip().splitlines()[-1:]
+            raise DocsError(f"{solution.name} failed (exit {result.returncode}): {' '.join(tail)}")
+        print(f"  ran {lab} ({time.perf_counter() - began:.0f} s)", file=sys.stderr)
+        stdouts[lab] = result.stdout
+    return stdouts
+
+
+# ---- the tool ---------------------------------------------------------------------------
+
+
+def write_images(rag5_stdout: str, rag6_folder: Path, redraw: bool) -> None:
+    """Copy rag6's plot and draw rag5's view into docs/, each only if stale (or `redraw`)."""
+    if redraw or image_source(CHUNK_SIZES) != image_source(rag6_folder / RAG6_PLOT):
+        shutil.copyfile(rag6_folder / RAG6_PLOT, CHUNK_SIZES)
+        print(f"wrote {CHUNK_SIZES.relative_to(ROOT)}")
+    if redraw or image_source(CHUNK_VIEW) != view_source(printed_view(rag5_stdout)):
+        missing = missing_browser()
+        if missing:
+            raise DocsError(f"{CHUNK_VIEW.relative_to(ROOT)} needs redrawing, with {missing}")
+        view = rag5_view(rag5_stdout)
+        png = screenshot(view.html)
+        source = view_source(view.plain)
+        CHUNK_VIEW.write_bytes(with_png_text(png, academy_llm.PNG_SOURCE_KEY, source))
+        print(f"wrote {CHUNK_VIEW.relative_to(ROOT)}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1, listing what is stale; write nothing")
+    parser.add_argument("--redraw", action="store_true",
+                        help="redraw both images even if what they show is current")
+    args = parser.parse_args(argv)
+    try:
+        readme = README.read_text(encoding="utf-8")
+        labs = sorted({block.lab for block in readme_blocks(readme)} | {"rag5", "rag6"})
+        with tempfile.TemporaryDirectory() as scratch:
+            stdouts = run_labs(labs, Path(scratch))
+            refresh = refresh_readme(readme, stdouts)
+            stale = refresh.stale + stale_images(stdouts["rag5"], Path(scratch) / "rag6")
+            print("\n".join(refresh.kept + (stale or ["README.md and docs/ are current"])))
+            if args.check:
+                return 1 if stale else 0
+            if refresh.text != readme:
+                README.write_text(refresh.text, encoding="utf-8")
+                print("wrote README.md")
+            write_images(stdouts["rag5"], Path(scratch) / "rag6", args.redraw)
+    except DocsError as error:
+        print(f"make_docs: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
