@@ -407,17 +407,17 @@ HINTS = {
             "otherwise); an empty text has no chunks. When the caller gives no metadata, take the "
             "HEADER_FIELDS found in the page's front matter. Read the document once with rag6, at "
             "rag5's packing budget. The front-matter chunk, if there is one, gets a header of the "
-            "title alone, and is flagged oversize when header and text together exceed "
-            "max_tokens. Each section then goes to the given section_with_header, with a header "
-            "made of the title, that section's heading titles and the metadata."
+            "title and the metadata (no heading), flagged oversize if the two exceed max_tokens. "
+            "Each section then goes to the given section_with_header, with a header made of the "
+            "title, that section's heading titles and the metadata."
         ),
         3: (
             "check_text_and_window(...) as before, and title must be a str (TypeError). \"\" "
             "gives []. metadata None means: the HEADER_FIELDS found in "
             "rag6.front_matter(text)[0]. document = rag6.read_document(text, "
-            "rag5.packing_budget(max_tokens, overlap)); the front matter chunk (if any) gets the "
-            "header of the title alone; then for each section call section_with_header(text, "
-            "section, make_header(...), max_tokens, overlap, document)."
+            "rag5.packing_budget(max_tokens, overlap)); the front matter chunk (if any) gets "
+            "make_header(title, (), metadata); then for each section call "
+            "section_with_header(text, section, make_header(...), max_tokens, overlap, document)."
         ),
     },
 }

@@ -105,13 +105,13 @@ def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
     # hint 2: otherwise); an empty text has no chunks. When the caller gives no metadata, take the
     # hint 2: HEADER_FIELDS found in the page's front matter. Read the document once with rag6, at
     # hint 2: rag5's packing budget. The front-matter chunk, if there is one, gets a header of the
-    # hint 2: title alone, and is flagged oversize when header and text together exceed max_tokens.
+    # hint 2: title and the metadata (no heading), flagged oversize if the two exceed max_tokens.
     # hint 2: Each section then goes to the given section_with_header, with a header made of the
     # hint 2: title, that section's heading titles and the metadata.
     # hint 3: check_text_and_window(...) as before, and title must be a str (TypeError). "" gives
     # hint 3: []. metadata None means: the HEADER_FIELDS found in rag6.front_matter(text)[0].
     # hint 3: document = rag6.read_document(text, rag5.packing_budget(max_tokens, overlap)); the
-    # hint 3: front matter chunk (if any) gets the header of the title alone; then for each section
+    # hint 3: front matter chunk (if any) gets make_header(title, (), metadata); then for each section
     # hint 3: call section_with_header(text, section, make_header(...), max_tokens, overlap,
     # hint 3: document).
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")

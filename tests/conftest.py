@@ -84,7 +84,21 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "grade(lab): a grading test of `lab`")
     config.addinivalue_line("markers", "grades(function): the student-written function a grading test judges")
     config.addinivalue_line("markers", "slow: a big input, run only with `pytest -m slow`")
+    config.addinivalue_line("markers", "heavy: the deeper tier CI also runs (`pytest -m heavy`): "
+                            "the grader against faults and cheats, a class, every mutation")
     config.pluginmanager.register(GradeBook(config), "grade-book")
+
+
+def pytest_collection_finish(session):
+    """Let test modules start their slow outside work now, so that it runs beside the rest.
+
+    A module may define `start_early(session)`: it is called once, right after
+    collection, when at least one of its tests was selected (the grading runs of
+    test_grader.py, the mutation study). Its fixtures then wait for the results.
+    """
+    for module in dict.fromkeys(getattr(item, "module", None) for item in session.items):
+        if module is not None and hasattr(module, "start_early"):
+            module.start_early(session)
 
 
 def pytest_unconfigure(config):
@@ -232,6 +246,7 @@ class GradeBook:
 
     # -- collection: shares and limits
 
+    @pytest.hookimpl(trylast=True)  # after -m and -k have deselected what will not run
     def pytest_collection_modifyitems(self, session, config, items):
         graded = [item for item in items if item.get_closest_marker("grade")]
         problems = [item.nodeid for item in graded if not grading_target(item)[1]]

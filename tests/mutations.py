@@ -7,7 +7,7 @@ tests/test_mutations.py runs every such lab as a student does and grades it,
 to see whether the lab's own checks and the grader each notice the mistake.
 
 `quick` marks the few (at least one a lab) that the default test run
-studies; `pytest -m slow` studies them all.
+studies; `pytest -m heavy` studies them all.
 """
 
 from dataclasses import dataclass

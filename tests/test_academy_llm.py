@@ -127,12 +127,14 @@ def printed_under_each_hash_seed(arguments) -> dict[str, str]:
     return printed
 
 
+@pytest.mark.heavy  # runs the labs under two hash seeds: the deeper tier
 def test_embeddings_do_not_depend_on_the_hash_seed():
     script = "import academy_llm; print(academy_llm.embed(['Orbit drains satellites'], '{}').sum())"
     for model in academy_llm.EMBEDDERS:
         assert len(set(printed_under_each_hash_seed(["-c", script.format(model)]).values())) == 1
 
 
+@pytest.mark.heavy  # runs the labs under two hash seeds: the deeper tier
 def test_chunks_and_scores_do_not_depend_on_the_hash_seed(lab_dir):
     """Every chunker on the corpus and the adversarial texts, and retrieval scores with both embedders."""
     fingerprint = Path(__file__).parent / "fingerprint.py"

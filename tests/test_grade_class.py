@@ -118,7 +118,7 @@ def report(out: Path, student: str) -> dict:
     return json.loads((out / "students" / student / "report.json").read_text(encoding="utf-8"))
 
 
-@pytest.mark.slow  # grades a class: the deeper tier
+@pytest.mark.heavy  # grades a class: the deeper tier
 def test_gradebook_has_a_row_per_student_matching_their_report(graded):
     out, *_ = graded
     rows = gradebook(out)
@@ -132,7 +132,7 @@ def test_gradebook_has_a_row_per_student_matching_their_report(graded):
             assert float(row[lab]) == pytest.approx(graded_report["labs"][lab]["earned"])
 
 
-@pytest.mark.slow  # grades a class: the deeper tier
+@pytest.mark.heavy  # grades a class: the deeper tier
 def test_points_follow_the_work(graded):
     out, *_ = graded
     rows = gradebook(out)
@@ -142,7 +142,7 @@ def test_points_follow_the_work(graded):
     assert float(rows["rag4only"]["rag4"]) > 0 and float(rows["rag4only"]["rag8"]) == 0
 
 
-@pytest.mark.slow  # grades a class: the deeper tier
+@pytest.mark.heavy  # grades a class: the deeper tier
 def test_results_are_in_gradescopes_shape(graded):
     out, *_ = graded
     for student in gradebook(out):
@@ -156,7 +156,7 @@ def test_results_are_in_gradescopes_shape(graded):
         assert results["score"] == pytest.approx(report(out, student)["earned"])
 
 
-@pytest.mark.slow  # grades a class: the deeper tier
+@pytest.mark.heavy  # grades a class: the deeper tier
 def test_the_disguised_copy_is_flagged(graded):
     out, *_ = graded
     flags = gradebook(out)["copy"]["flags"].split(";")
@@ -164,14 +164,14 @@ def test_the_disguised_copy_is_flagged(graded):
     assert "| copy |" in (out / "similarity.md").read_text()
 
 
-@pytest.mark.slow  # grades a class: the deeper tier
+@pytest.mark.heavy  # grades a class: the deeper tier
 def test_reading_a_classmates_work_is_refused_and_flagged(graded):
     out, *_ = graded
     assert gradebook(out)["stubs"]["flags"] == "refused-access"
     assert report(out, "stubs")["labs"]["rag4"]["flags"]
 
 
-@pytest.mark.slow  # grades a class: the deeper tier
+@pytest.mark.heavy  # grades a class: the deeper tier
 def test_a_rerun_keeps_every_report(graded):
     out, again, seconds, mtimes = graded
     assert again.returncode == 0, again.stderr[-3000:]
@@ -180,7 +180,7 @@ def test_a_rerun_keeps_every_report(graded):
     assert seconds < 30
 
 
-@pytest.mark.slow  # grades a class: the deeper tier
+@pytest.mark.heavy  # grades a class: the deeper tier
 def test_a_grader_past_its_time_is_stopped_and_the_student_not_graded(tmp_path):
     (tmp_path / "class" / "slow").mkdir(parents=True)
     shutil.copy(ROOT / "solutions" / "rag4-chunking.py", tmp_path / "class" / "slow")

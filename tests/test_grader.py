@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,23 +45,48 @@ class Grading:
         return output, json.loads(self.report.read_text())
 
 
+STARTED: dict = {}  # name -> Grading, started right after collection (start_early)
+
+
+def start_early(session) -> None:
+    """Start the gradings the selected tests need now; the fixtures below wait for them."""
+    selected = {item.originalname for item in session.items if item.module.__name__ == __name__}
+    folder = Path(tempfile.mkdtemp(prefix="grader-runs-"))
+    if "test_every_grading_test_fails_on_the_student_stubs" in selected:
+        STARTED["labs"] = Grading(ROOT / "labs", folder)
+    if any(name != "test_every_grading_test_fails_on_the_student_stubs"
+           and name != "test_killing_the_grader_leaves_no_worker_behind" for name in selected):
+        STARTED.update(start_runs(folder))
+
+
 @pytest.fixture(scope="module")
 def stubs(tmp_path_factory):
     """The student stubs, graded: quick, since every call stops at a TODO."""
-    return Grading(ROOT / "labs", tmp_path_factory.mktemp("grades")).result()[1]
+    grading = STARTED.pop("labs", None) or Grading(ROOT / "labs", tmp_path_factory.mktemp("grades"))
+    return grading.result()[1]
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """The reference, planted faults, cheats and a student's own labs, graded side by side."""
-    planted, cheats = tmp_path_factory.mktemp("planted"), tmp_path_factory.mktemp("cheats")
-    own = tmp_path_factory.mktemp("own")
+    started = {name: STARTED.pop(name) for name in RUNS if name in STARTED}
+    started = started or start_runs(tmp_path_factory.mktemp("grades"))
+    return {name: grading.result() for name, grading in started.items()}
+
+
+RUNS = ("solutions", "planted", "cheats", "own")
+
+
+def start_runs(out: Path) -> dict:
+    """Write the planted, cheating and own-lab folders under `out` and start grading all four."""
+    planted, cheats, own = out / "planted", out / "cheats", out / "own"
+    for folder in (planted, cheats, own):
+        folder.mkdir()
     plant(planted)
     write_cheats(cheats)
     write_own_labs(own)
-    out = tmp_path_factory.mktemp("grades")
     floor = ("--time-floor", str(TIME_FLOOR))
-    started = {
+    return {
         "solutions": Grading(ROOT / "solutions", out),
         "planted": Grading(planted, out, [f"tests/grading/test_{lab}.py" for lab in PLANTED_LABS],
                            options=floor),
@@ -68,7 +94,6 @@ def runs(tmp_path_factory):
         "own": Grading(own, out, [f"tests/grading/test_{lab}.py" for lab in OWN_LABS], options=floor,
                        env={"ACADEMY_GRADE_WITH_OWN_LABS": "1"}),
     }
-    return {name: grading.result() for name, grading in started.items()}
 
 
 def test_every_grading_test_fails_on_the_student_stubs(stubs):
@@ -85,7 +110,7 @@ def test_every_grading_test_fails_on_the_student_stubs(stubs):
         assert all(f"TODO({name})" in t["message"] for t in lab["tests"]), "a stub failure should name its TODO"
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_reference_solutions_earn_every_point(runs):
     solutions = runs["solutions"][1]
     assert solutions["possible"] == 60
@@ -94,7 +119,7 @@ def test_reference_solutions_earn_every_point(runs):
     ]
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_every_lab_is_worth_the_same_and_its_functions_share_it(runs):
     for name, lab in runs["solutions"][1]["labs"].items():
         assert lab["possible"] == 10, name
@@ -104,7 +129,7 @@ def test_every_lab_is_worth_the_same_and_its_functions_share_it(runs):
             assert sum(shares) == pytest.approx(total["possible"], abs=0.01), (name, function)
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_a_report_says_who_when_and_which_course(runs):
     solutions = runs["solutions"][1]
     assert solutions["student"] == "solutions" and solutions["graded_at"].startswith("20")
@@ -190,7 +215,7 @@ def expected_failures(lab: str) -> list[tuple[str, str]]:
     return [(fault.costs, fault.reason) for fault in FAULTS if fault.lab == lab and fault.costs]
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_planted_faults_cost_only_the_tests_they_touch(runs):
     _, scores = runs["planted"]
     _, reference = runs["solutions"]
@@ -211,14 +236,14 @@ def test_planted_faults_cost_only_the_tests_they_touch(runs):
             assert any(re.match(costs, t["name"]) for t in tests), f"{lab}: no test named like {costs}"
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_a_stray_copy_is_ignored_with_a_warning(runs):
     _, scores = runs["planted"]
     assert scores["labs"]["rag4"]["file"] == "rag4-chunking.py"
     assert scores["labs"]["rag4"]["warnings"] == ["ignored 'rag4-chunking (1).py': only rag4-chunking.py is graded"]
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_the_planted_run_reports_every_test_in_one_line(runs):
     output, scores = runs["planted"]
     for name, lab in scores["labs"].items():
@@ -234,7 +259,7 @@ def test_the_planted_run_reports_every_test_in_one_line(runs):
     assert len(output) < 300_000
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_a_function_that_hangs_costs_one_time_limit(runs):
     _, scores = runs["planted"]
     for lab in ("rag4", "rag5"):
@@ -293,7 +318,7 @@ def write_cheats(folder: Path) -> None:
         + text, encoding="utf-8")
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_cheats_earn_nothing_and_leave_no_trace(runs):
     _, scores = runs["cheats"]
     earned = {lab: scores["labs"][lab]["earned"] for lab in CHEATS}
@@ -311,7 +336,7 @@ def test_cheats_earn_nothing_and_leave_no_trace(runs):
     assert "refused: subprocess.Popen" in rag7["flags"], rag7["flags"]
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads processes from Linux's /proc")
 def test_killing_the_grader_leaves_no_worker_behind(tmp_path):
     """However the grader ends (here SIGKILL, which it cannot catch), its workers end with it."""
@@ -385,7 +410,7 @@ def write_own_labs(folder: Path) -> None:
     (folder / "rag9-semantic-chunking.py").write_text("def window_texts(:\n", encoding="utf-8")
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_a_later_lab_says_which_of_the_students_own_labs_to_finish(runs):
     _, scores = runs["own"]
     messages = {t["message"] for t in scores["labs"]["rag5"]["tests"]}
@@ -408,7 +433,7 @@ def message_table() -> dict[str, str]:
     return rows
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_every_kind_of_message_in_the_table_is_what_the_grader_says(runs):
     said = [t["message"] for name in ("planted", "cheats", "own")
             for lab in runs[name][1]["labs"].values() for t in lab["tests"]]

@@ -114,7 +114,7 @@ def test_an_unfinished_lab_stops_at_its_first_todo(handout):
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.slow  # runs the grader inside the handout: the deeper tier
+@pytest.mark.heavy  # runs the grader inside the handout: the deeper tier
 def test_grading_the_stubs_fails_without_set_up_errors(handout):
     result = as_student(handout, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                         "tests/grading/test_rag4.py")
@@ -123,7 +123,7 @@ def test_grading_the_stubs_fails_without_set_up_errors(handout):
     assert "error" not in summary, result.stdout[-2000:]
 
 
-@pytest.mark.slow  # runs the grader inside the handout: the deeper tier
+@pytest.mark.heavy  # runs the grader inside the handout: the deeper tier
 def test_grading_a_finished_lab_passes(handout, tmp_path):
     finished = tmp_path / "finished"
     shutil.copytree(handout, finished, ignore=shutil.ignore_patterns(".git"))

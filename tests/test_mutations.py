@@ -11,7 +11,7 @@ The catch rates (the labs' own checks, the grader) are printed at the end of
 the run and written, mistake by mistake, to test-output/mutations.md.
 
 Running a lab takes seconds, so the default run studies the mutations marked
-`quick` (at least one a lab); `pytest -m slow tests/test_mutations.py` studies
+`quick` (at least one a lab); `pytest -m heavy tests/test_mutations.py` studies
 every one. Jobs run two at a time; the grader grades one mutant of each lab per
 run, so a handful of grader runs grade them all.
 """
@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,7 +202,7 @@ class StudySummary:
 
 
 def selected_mutations(session) -> list:
-    """The mutations whose study tests this run selected (quick ones, or all with -m slow)."""
+    """The mutations whose study tests this run selected (quick ones, or all with -m heavy)."""
     chosen = []
     for item in session.items:
         mutation = getattr(item, "callspec", None) and item.callspec.params.get("studied")
@@ -210,10 +211,22 @@ def selected_mutations(session) -> list:
     return chosen
 
 
+EARLY: dict = {}  # "study" -> the study's future, started right after collection
+
+
+def start_early(session) -> None:
+    """Start the study in the background now; the `study` fixture waits for it."""
+    folder = Path(tempfile.mkdtemp(prefix="mutants-"))
+    EARLY["study"] = ThreadPoolExecutor(max_workers=1).submit(
+        run_study, selected_mutations(session), folder)
+
+
 @pytest.fixture(scope="module")
 def study(request, tmp_path_factory) -> dict:
     """{mutation: Outcome} for every mutation this run studies, all run at once."""
-    outcomes = run_study(selected_mutations(request.session), tmp_path_factory.mktemp("mutants"))
+    early = EARLY.pop("study", None)
+    outcomes = early.result() if early else run_study(
+        selected_mutations(request.session), tmp_path_factory.mktemp("mutants"))
     write_report(outcomes)
     request.config.pluginmanager.register(StudySummary(outcomes), "mutation-study")
     return {outcome.mutation: outcome for outcome in outcomes}
@@ -226,13 +239,13 @@ GRADER_MISSES: set = set()
 
 def studied(known_misses=frozenset()) -> list:
     """The mutations as test parameters: the quick ones in the default run, every one under
-    `-m slow`; a test of one in `known_misses` is expected to fail."""
+    `-m heavy`; a test of one in `known_misses` is expected to fail."""
     params = []
     for slow in (False, True):
         for mutation in MUTATIONS:
             if not slow and not mutation.quick:
                 continue
-            marks = [pytest.mark.slow] if slow else []
+            marks = [pytest.mark.heavy] if slow else []
             if mutation.name in known_misses:
                 marks.append(pytest.mark.xfail(reason="a known miss", strict=True))
             name = mutation.name if slow else f"quick: {mutation.name}"

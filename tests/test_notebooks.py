@@ -146,7 +146,7 @@ HEAVY = ("rag8", "rag9")
 
 
 @pytest.mark.parametrize("notebook", [
-    pytest.param(f"solutions/{lab}", marks=[pytest.mark.slow] if lab.startswith(HEAVY) else [])
+    pytest.param(f"solutions/{lab}", marks=[pytest.mark.heavy] if lab.startswith(HEAVY) else [])
     for lab in LABS])
 def test_solution_notebook_runs_top_to_bottom(notebook, executed, notebook_copy):
     run, error = executed[notebook].result()
