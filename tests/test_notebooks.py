@@ -37,11 +37,16 @@ LABS_WITH_A_CHUNK_VIEW = ("rag4", "rag5", "rag6", "rag7")
 LABS_WITH_A_SIZE_PLOT = ("rag5", "rag6")
 
 
-def make_notebooks():
-    spec = importlib.util.spec_from_file_location("make_notebooks", ROOT / "tools" / "make_notebooks.py")
+def load_tool(name: str):
+    """The module tools/NAME.py (tools/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def make_notebooks():
+    return load_tool("make_notebooks")
 
 
 def run_notebook(path: Path):
@@ -223,12 +228,6 @@ def test_a_todo_in_an_imported_notebook_says_where_and_that_the_kernel_must_rest
 
 TEST_OUTPUT = ROOT / "test-output"  # screenshots to look at; gitignored
 BROWSER_LAB = "rag5-recursive-chunking"  # shows a chunk view and a plot
-# No network on the test machine or in CI: Chromium must not try to reach one.
-CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--window-size=1200,1400",
-)
 
 
 @pytest.fixture(scope="module")
@@ -238,26 +237,14 @@ def browser(tmp_path_factory):
     Without them the check is skipped, saying what to install; in CI, where
     .ci/run installs them, it fails instead, so it can never pass unseen.
     """
-    missing = [
-        f"{program} (apt-get install {package})"
-        for program, package in (("chromium", "chromium"), ("chromedriver", "chromium-driver"))
-        if shutil.which(program) is None
-    ]
-    if importlib.util.find_spec("selenium") is None:
-        missing.append("selenium (pip install selenium)")
+    docs = load_tool("make_docs")  # the browser is started as the docs' tool starts it
+    missing = docs.missing_browser()
     if missing:
-        reason = f"the browser check needs {', '.join(missing)}"
+        reason = f"the browser check needs {missing}"
         if os.environ.get("CI"):
             pytest.fail(f"{reason}; .ci/run installs them, so in CI the check must run")
         pytest.skip(reason)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium")
-    for flag in CHROMIUM_FLAGS + (f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    driver = docs.chromium(tmp_path_factory.mktemp("chromium-profile"))
     yield driver
     driver.quit()
 

@@ -58,7 +58,7 @@ PRINTED_VIEW = re.compile(
 )
 STEP_NUMBER = re.compile(r"^\d+\. ")  # how a lab's step heading begins: "2. "
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-# As tests/test_notebooks.py starts it: no network, no first-run screens.
+# No network here or in CI, no first-run screens (tests/test_notebooks.py starts it so too).
 CHROMIUM_FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -355,20 +355,26 @@ def missing_browser() -> str:
     return ", ".join(missing)
 
 
-def screenshot(html: str) -> bytes:
-    """The view as headless Chromium draws it on a page of its own, as a PNG."""
+def chromium(profile: Path):
+    """Debian's chromium, headless and offline, driven through chromedriver (selenium)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for flag in CHROMIUM_FLAGS + (f"--user-data-dir={profile}",):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+
+
+def screenshot(html: str) -> bytes:
+    """The view as headless Chromium draws it on a page of its own, as a PNG."""
     from selenium.webdriver.common.by import By
 
     with tempfile.TemporaryDirectory() as scratch:
         page = Path(scratch) / "chunk-view.html"
         page.write_text(VIEW_PAGE.format(view=html), encoding="utf-8")
-        options = webdriver.ChromeOptions()
-        options.binary_location = shutil.which("chromium")
-        for flag in CHROMIUM_FLAGS + (f"--user-data-dir={Path(scratch) / 'profile'}",):
-            options.add_argument(flag)
-        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+        driver = chromium(Path(scratch) / "profile")
         try:
             driver.get(page.as_uri())
             return driver.find_element(By.CSS_SELECTOR, ".chunk-view").screenshot_as_png
