@@ -880,18 +880,28 @@ def _run_to_first_todo(main):
         return False, error
 
 
+TODO_MARK = re.compile(r"TODO\((\w+)\) (\w+)\(\)")  # "TODO(rag4) token_windows()"
+
+
+def earlier_lab_first(lab: str, todo_text: str) -> str:
+    """'rag5 builds on your rag4, which stops at TODO(rag4) token_windows(); finish rag4
+    first' when `todo_text` is a TODO of a lab other than `lab`; '' otherwise.
+
+    The lab run and the grader both say it, so a student reads the same words in both.
+    """
+    todo = TODO_MARK.match(todo_text)
+    if not lab or not todo or todo.group(1) == lab:
+        return ""
+    earlier = todo.group(1)
+    return f"{lab} builds on your {earlier}, which stops at {todo.group()}; finish {earlier} first"
+
+
 def todo_message(error: BaseException, main) -> str:
     """The TODO's own message (its first hint), where to fill it in, and, when the TODO is
     in an earlier lab than the one run, that the earlier lab comes first."""
     message = f"{error}\n  -> fill in {todo_advice(error)}."
-    lab, todo = _lab_of(main), re.match(r"TODO\((\w+)\) (\w+)\(\)", str(error))
-    if lab and todo and todo.group(1) != lab:  # the TODO is in an earlier lab
-        earlier = todo.group(1)
-        message = (
-            f"{lab} builds on your {earlier}, which stops at {todo.group()}; "
-            f"finish {earlier} first.\n{message}"
-        )
-    return message
+    earlier = earlier_lab_first(_lab_of(main), str(error))
+    return f"{earlier}.\n{message}" if earlier else message
 
 
 def run_lab(main) -> None:

@@ -28,7 +28,6 @@ import atexit
 import builtins
 import json
 import os
-import re
 import select
 import shutil
 import signal
@@ -133,9 +132,7 @@ class Clock:
 
 def short(value, width: int = 24) -> str:
     """A value as a reader recognises it, in a few characters."""
-    if isinstance(value, str):
-        return repr(value) if len(value) <= width else repr(value[:width])[:-1] + "…'"
-    if isinstance(value, bytes):
+    if isinstance(value, (str, bytes)):
         return repr(value) if len(value) <= width else repr(value[:width])[:-1] + "…'"
     if isinstance(value, academy_llm.Chunk):
         return f"Chunk[{value.start}, {value.end})"
@@ -405,13 +402,10 @@ class RemoteLab:
 def rebuilt_error(error: dict, what: str, lab: str) -> BaseException:
     """The lab's exception as the grader raises it: the same builtin type, with the call attached."""
     message = str(error.get("message", ""))
-    todo = re.match(r"TODO\((\w+)\) (\w+)\(\)", message)
-    if todo and todo.group(1) != lab:
-        earlier = todo.group(1)
-        message = (f"{lab} builds on your {earlier}, which stops at {todo.group()}; "
-                   f"finish {earlier} first")
-    elif todo:
-        message = f"stops at {todo.group()}: not written yet"
+    todo = academy_llm.TODO_MARK.match(message)
+    if todo:
+        written = f"stops at {todo.group()}: not written yet"
+        message = academy_llm.earlier_lab_first(lab, message) or written
     cls = getattr(builtins, str(error.get("builtin")), None)
     if not (isinstance(cls, type) and issubclass(cls, Exception)) or cls is Exception:
         cls = LabError
