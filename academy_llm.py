@@ -39,6 +39,11 @@ from html import escape
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
+
+# One BLAS thread: the course's matrix products are small, and BLAS threads left
+# spinning on another core would cost more CPU time than they save.
+threadpool_limits(1, user_api="blas")
 
 HERE = Path(__file__).resolve().parent
 DATASETS = HERE / "datasets"  # the corpora and questions the labs use
@@ -394,6 +399,7 @@ def _wordllama():
     global _wordllama_model
     if _wordllama_model is None:
         import wordllama
+        from tokenizers import normalizers
 
         # WordLlama.load() would look for its tokenizer in a download cache and
         # try the network; pointing it at its own package folder keeps it offline.
@@ -401,17 +407,18 @@ def _wordllama():
         _wordllama_model = wordllama.WordLlama.load(
             cache_dir=package_folder, disable_download=True
         )
+        # We tokenize line by line (see _wordllama_vectors) and pool each text alone:
+        # no "▁" before every line (we add LINE_START to a text's first), no padding.
+        _wordllama_model.tokenizer.normalizer = normalizers.Replace(" ", LINE_START)
+        _wordllama_model.tokenizer.no_padding()
     return _wordllama_model
 
 
 def _hash_vector(text: str) -> np.ndarray:
     """Bag of lower-cased words, each hashed with crc32 to a signed slot."""
-    vector = np.zeros(HASH_DIMENSIONS, dtype=np.float32)
-    for word in re.findall(r"\w+", text.lower()):
-        code = zlib.crc32(word.encode("utf-8"))
-        sign = 1.0 if code & 0x80000000 else -1.0
-        vector[code % HASH_DIMENSIONS] += sign
-    return vector
+    codes = np.array([zlib.crc32(word.encode("utf-8")) for word in re.findall(r"\w+", text.lower())], dtype=np.int64)
+    signs = np.where(codes & 0x80000000, 1.0, -1.0)
+    return np.bincount(codes % HASH_DIMENSIONS, weights=signs, minlength=HASH_DIMENSIONS).astype(np.float32)
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:
@@ -437,34 +444,35 @@ def embed(texts, model: str | None = None) -> np.ndarray:
     return _unit_rows(np.asarray(matrix, dtype=np.float32))
 
 
-def _wordllama_vectors(texts: list[str], batch_size: int = 32) -> np.ndarray:
-    """The mean of each text's token vectors: wordllama's pooling, without its padding.
+def _wordllama_vectors(texts: list[str]) -> np.ndarray:
+    """The mean of each text's token vectors (wordllama's pooling), summed line by line.
 
-    wordllama's own embed() pads every batch to its longest text, which makes
-    long chunks slow; summing each text's rows with np.add.reduceat gives the
-    same means several times faster. Small batches keep the temporary arrays
-    small enough to be reused rather than paged in afresh. A text with no
-    tokens stays a zero row.
+    wordllama's tokenizer never merges a line break with what is around it, so
+    a text's tokens are its lines' tokens with a line-break token between them.
+    Each distinct line is tokenized, and its token vectors summed, once per
+    process: chunkings of one corpus share most of their lines, so embedding
+    the second costs little more than a few additions. A text of only spaces has
+    no meaning and stays a zero row.
     """
-    model = _wordllama()
-    weights = model.embedding
+    weights = _wordllama().embedding
+    lines = [[LINE_START + line if n == 0 else line for n, line in enumerate(text.split("\n"))] for text in texts]
+    if len(_line_sums) > 500_000:  # a bound on memory for very long runs
+        _line_sums.clear()
+    missing = list(dict.fromkeys(line for text_lines in lines for line in text_lines if line not in _line_sums))
+    for line, encoding in zip(missing, _wordllama().tokenizer.encode_batch_fast(missing, add_special_tokens=False)):
+        _line_sums[line] = (np.add.reduce(weights[encoding.ids], axis=0), len(encoding.ids))
+    line_break = weights[_wordllama().tokenizer.token_to_id("<0x0A>")]
     vectors = np.zeros((len(texts), weights.shape[1]), dtype=np.float32)
-    for first in range(0, len(texts), batch_size):
-        batch = texts[first : first + batch_size]
-        encodings = model.tokenizer.encode_batch(batch, add_special_tokens=False)
-        ids = [
-            np.asarray(e.ids, dtype=np.int64)[np.asarray(e.attention_mask, dtype=bool)]
-            if text.strip() else np.zeros(0, dtype=np.int64)  # only spaces: no meaning, a zero row
-            for text, e in zip(batch, encodings)
-        ]
-        rows = [first + n for n, token_ids in enumerate(ids) if len(token_ids)]
-        if not rows:
-            continue
-        lengths = np.array([len(token_ids) for token_ids in ids if len(token_ids)])
-        flat = np.clip(np.concatenate([token_ids for token_ids in ids if len(token_ids)]), 0, len(weights) - 1)
-        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        vectors[rows] = np.add.reduceat(weights[flat], offsets, axis=0) / lengths[:, None]
+    for row, (text, text_lines) in enumerate(zip(texts, lines)):
+        if text.strip():
+            sums, counts = zip(*(_line_sums[line] for line in text_lines))
+            breaks = len(text_lines) - 1
+            vectors[row] = (np.add.reduce(sums, axis=0) + breaks * line_break) / (sum(counts) + breaks)
     return vectors
+
+
+LINE_START = "\u2581"  # what wordllama's tokenizer puts before a text ("▁")
+_line_sums: dict[str, tuple[np.ndarray, int]] = {}  # a line -> (sum of its token vectors, its token count)
 
 
 def cosine(a, b) -> float:
@@ -480,9 +488,14 @@ def top_k(query_vector, matrix, k: int) -> list[tuple[int, float]]:
     Rows are assumed unit length (as `embed` returns them), so the dot product
     is the cosine. Ties go to the earlier row, so results never depend on luck.
     """
-    scores = np.asarray(matrix, dtype=np.float32) @ np.asarray(query_vector, dtype=np.float32)
-    order = np.argsort(-scores, kind="stable")[:k]
-    return [(int(i), float(scores[i])) for i in order]
+    return top_k_each(np.asarray(query_vector)[None, :], matrix, k)[0]
+
+
+def top_k_each(query_vectors, matrix, k: int) -> list[list[tuple[int, float]]]:
+    """top_k for every row of `query_vectors` at once: one matrix product for all queries."""
+    scores = np.asarray(query_vectors, dtype=np.float32) @ np.asarray(matrix, dtype=np.float32).T
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    return [[(int(i), float(row[i])) for i in best] for row, best in zip(scores, order)]
 
 
 # --------------------------------------------------------------------------
