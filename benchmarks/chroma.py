@@ -28,7 +28,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from academy_llm import embed, load_lab, top_k
+from academy_llm import embed, top_k
+from labkit import load_lab
 
 from chunkers import SOLUTIONS, chunk_document, taking_part
 from tables import print_wrong_starts, table

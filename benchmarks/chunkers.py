@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from academy_llm import load_lab, make_chunk, tokenizer
+from academy_llm import make_chunk, tokenizer
+from labkit import load_lab
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 rag5 = load_lab("rag5", SOLUTIONS)

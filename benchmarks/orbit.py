@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from academy_llm import corpus_pages, corpus_questions, load_lab
+from academy_llm import corpus_pages, corpus_questions
+from labkit import load_lab
 
 from chunkers import COURSE, PEERS, SOLUTIONS, chunk_document, taking_part
 from tables import print_wrong_starts, signed, table

@@ -25,16 +25,18 @@ import re
 
 from academy_llm import (
     DATASETS,
-    Invariants,
     check_chunking,
     check_lossless,
     check_text_and_window,
     count_tokens,
     embed,
     make_chunk,
-    run_lab,
     token_starts,
     top_k,
+)
+from labkit import (
+    Invariants,
+    run_lab,
     tricky_cases,
     view_chunks,
 )
@@ -325,7 +327,7 @@ def main():
 # `show_hint(2)` or `show_hint(2, "word_windows")`.
 
 # %%
-from academy_llm import show_hint  # in a notebook: show_hint(2)
+from labkit import show_hint  # in a notebook: show_hint(2)
 
 HINTS = {
     "word_windows": {

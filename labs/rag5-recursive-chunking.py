@@ -32,21 +32,23 @@ import numpy as np
 from academy_llm import (
     DATASETS,
     MAX_TOKENS_PER_CHARACTER,
-    Invariants,
     check_chunking,
     check_text_and_window,
     corpus_pages,
     count_tokens,
     embed,
     is_clean_cut,
-    load_lab,
     make_chunk,
-    plot_chunk_sizes,
-    run_lab,
-    show_figure,
     token_positions,
     token_starts,
     top_k,
+)
+from labkit import (
+    Invariants,
+    load_lab,
+    plot_chunk_sizes,
+    run_lab,
+    show_figure,
     tricky_cases,
     view_chunks,
 )
@@ -486,7 +488,7 @@ def main():
 # `show_hint(2)` or `show_hint(2, "split_at_seams")`.
 
 # %%
-from academy_llm import show_hint  # in a notebook: show_hint(2)
+from labkit import show_hint  # in a notebook: show_hint(2)
 
 HINTS = {
     "split_at_seams": {

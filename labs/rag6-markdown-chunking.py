@@ -32,19 +32,21 @@ from typing import NamedTuple
 
 from academy_llm import (
     DATASETS,
-    Case,
-    Invariants,
     check_chunking,
     check_text_and_window,
     corpus_pages,
     embed,
     is_clean_cut,
-    load_lab,
     make_chunk,
+    top_k,
+)
+from labkit import (
+    Case,
+    Invariants,
+    load_lab,
     plot_chunk_sizes,
     run_lab,
     show_figure,
-    top_k,
     tricky_cases,
     view_chunks,
 )
@@ -1165,7 +1167,7 @@ def main():
 # `show_hint(2)` or `show_hint(2, "fence_opening")`.
 
 # %%
-from academy_llm import show_hint  # in a notebook: show_hint(2)
+from labkit import show_hint  # in a notebook: show_hint(2)
 
 HINTS = {
     "fence_opening": {

@@ -27,20 +27,22 @@ from dataclasses import replace
 from functools import partial
 
 from academy_llm import (
-    TRICKY_TEXTS,
-    Case,
-    Invariants,
     check_text_and_window,
     corpus_pages,
     corpus_questions,
     count_tokens,
     embed,
     is_clean_cut,
-    load_lab,
     make_chunk,
+    top_k,
+)
+from labkit import (
+    TRICKY_TEXTS,
+    Case,
+    Invariants,
+    load_lab,
     returns,
     run_lab,
-    top_k,
     view_chunks,
 )
 
@@ -375,7 +377,7 @@ def main():
 # `show_hint(2)` or `show_hint(2, "make_header")`.
 
 # %%
-from academy_llm import show_hint  # in a notebook: show_hint(2)
+from labkit import show_hint  # in a notebook: show_hint(2)
 
 HINTS = {
     "make_header": {

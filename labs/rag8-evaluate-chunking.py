@@ -33,18 +33,20 @@
 import time
 
 from academy_llm import (
-    Case,
-    Invariants,
     corpus_pages,
     corpus_questions,
     count_tokens,
     embed,
-    load_lab,
     make_chunk,
+    top_k_each,
+)
+from labkit import (
+    Case,
+    Invariants,
+    load_lab,
     returns,
     run_lab,
     show_figure,
-    top_k_each,
 )
 
 rag4 = load_lab("rag4")
@@ -381,7 +383,7 @@ def main():
     step_by_kind(results, "recall@1k tokens")
     step_plot(questions, results)
 
-    print(f"\n5. What the numbers say (wordllama): the best strategy for each kind of question")
+    print("\n5. What the numbers say (wordllama): the best strategy for each kind of question")
     print(f"   {'kind':<14} {'within 1,000 tokens':<32} {'in the top 5':<32}")
     fair, top5 = winners(results, "recall@1k tokens"), winners(results, "recall@5")
     for kind in KINDS:
@@ -430,7 +432,7 @@ def reversed_ranking_mrr(questions, chunks):
 # `show_hint(2)` or `show_hint(2, "recall_at_k")`.
 
 # %%
-from academy_llm import show_hint  # in a notebook: show_hint(2)
+from labkit import show_hint  # in a notebook: show_hint(2)
 
 HINTS = {
     "recall_at_k": {

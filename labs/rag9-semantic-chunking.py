@@ -27,19 +27,21 @@ import numpy as np
 
 from academy_llm import (
     DATASETS,
-    Case,
-    Invariants,
     check_chunking,
     check_text_and_window,
     corpus_pages,
     corpus_questions,
     embed,
-    load_lab,
     make_chunk,
+    top_k,
+)
+from labkit import (
+    Case,
+    Invariants,
+    load_lab,
     returns,
     run_lab,
     show_figure,
-    top_k,
     tricky_cases,
     view_chunks,
 )
@@ -460,7 +462,7 @@ def main():
 # `show_hint(2)` or `show_hint(2, "window_texts")`.
 
 # %%
-from academy_llm import show_hint  # in a notebook: show_hint(2)
+from labkit import show_hint  # in a notebook: show_hint(2)
 
 HINTS = {
     "window_texts": {

@@ -25,16 +25,18 @@ import re
 
 from academy_llm import (
     DATASETS,
-    Invariants,
     check_chunking,
     check_lossless,
     check_text_and_window,
     count_tokens,
     embed,
     make_chunk,
-    run_lab,
     token_starts,
     top_k,
+)
+from labkit import (
+    Invariants,
+    run_lab,
     tricky_cases,
     view_chunks,
 )

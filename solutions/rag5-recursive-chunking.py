@@ -32,21 +32,23 @@ import numpy as np
 from academy_llm import (
     DATASETS,
     MAX_TOKENS_PER_CHARACTER,
-    Invariants,
     check_chunking,
     check_text_and_window,
     corpus_pages,
     count_tokens,
     embed,
     is_clean_cut,
-    load_lab,
     make_chunk,
-    plot_chunk_sizes,
-    run_lab,
-    show_figure,
     token_positions,
     token_starts,
     top_k,
+)
+from labkit import (
+    Invariants,
+    load_lab,
+    plot_chunk_sizes,
+    run_lab,
+    show_figure,
     tricky_cases,
     view_chunks,
 )

@@ -32,19 +32,21 @@ from typing import NamedTuple
 
 from academy_llm import (
     DATASETS,
-    Case,
-    Invariants,
     check_chunking,
     check_text_and_window,
     corpus_pages,
     embed,
     is_clean_cut,
-    load_lab,
     make_chunk,
+    top_k,
+)
+from labkit import (
+    Case,
+    Invariants,
+    load_lab,
     plot_chunk_sizes,
     run_lab,
     show_figure,
-    top_k,
     tricky_cases,
     view_chunks,
 )

@@ -27,19 +27,21 @@ import numpy as np
 
 from academy_llm import (
     DATASETS,
-    Case,
-    Invariants,
     check_chunking,
     check_text_and_window,
     corpus_pages,
     corpus_questions,
     embed,
-    load_lab,
     make_chunk,
+    top_k,
+)
+from labkit import (
+    Case,
+    Invariants,
+    load_lab,
     returns,
     run_lab,
     show_figure,
-    top_k,
     tricky_cases,
     view_chunks,
 )

@@ -14,7 +14,13 @@ from pathlib import Path
 
 from adversarial_texts import FIXTURES
 
-from academy_llm import corpus_pages, corpus_questions, embed, load_lab, top_k
+from academy_llm import (
+    corpus_pages,
+    corpus_questions,
+    embed,
+    top_k,
+)
+from labkit import load_lab
 
 TITLE = "Orbit docs"
 BUDGET = 128

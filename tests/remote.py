@@ -41,6 +41,7 @@ import numpy as np
 import wire
 
 import academy_llm
+import labkit.running
 
 TESTS = Path(__file__).resolve().parent
 WORKER = TESTS / "worker.py"
@@ -402,10 +403,10 @@ class RemoteLab:
 def rebuilt_error(error: dict, what: str, lab: str) -> BaseException:
     """The lab's exception as the grader raises it: the same builtin type, with the call attached."""
     message = str(error.get("message", ""))
-    todo = academy_llm.TODO_MARK.match(message)
+    todo = labkit.running.TODO_MARK.match(message)
     if todo:
         written = f"stops at {todo.group()}: not written yet"
-        message = academy_llm.earlier_lab_first(lab, message) or written
+        message = labkit.running.earlier_lab_first(lab, message) or written
     cls = getattr(builtins, str(error.get("builtin")), None)
     if not (isinstance(cls, type) and issubclass(cls, Exception)) or cls is Exception:
         cls = LabError

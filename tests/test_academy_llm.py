@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from text_strategies import any_text, markdown_text, prose
 
 import academy_llm
+import labkit
+import labkit.embedders
 from academy_llm import (
     Chunk,
     check_budget,
@@ -108,7 +110,7 @@ def test_wordllama_is_semantic_and_hash_is_lexical():
 
 def test_embedder_chosen_by_argument_or_environment(monkeypatch):
     monkeypatch.setenv("ACADEMY_EMBEDDER", "hash")
-    assert embed(["x"]).shape == (1, academy_llm.HASH_DIMENSIONS)
+    assert embed(["x"]).shape == (1, labkit.embedders.HASH_DIMENSIONS)
     with pytest.raises(ValueError, match="unknown embedder 'bert'.*wordllama, hash"):
         embed(["x"], "bert")
 
@@ -185,9 +187,9 @@ def test_check_text_and_window_messages_say_what_to_change():
 
 def test_load_lab_imports_without_running_the_demo(tmp_path):
     (tmp_path / "rag1-demo.py").write_text("X = 1\nif __name__ == '__main__':\n    raise SystemExit(3)\n")
-    assert academy_llm.load_lab("rag1", tmp_path).X == 1
+    assert labkit.load_lab("rag1", tmp_path).X == 1
     with pytest.raises(FileNotFoundError, match="rag2-\\*.py"):
-        academy_llm.load_lab("rag2", tmp_path)
+        labkit.load_lab("rag2", tmp_path)
 
 
 def test_embed_of_one_string_is_one_vector():

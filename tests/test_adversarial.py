@@ -17,7 +17,14 @@ from hypothesis import strategies as st
 from text_strategies import any_text, markdown_text
 from markdown_oracle import cuts
 
-from academy_llm import MAX_TOKENS_PER_CHARACTER, check_budget, check_lossless, count_tokens, load_lab, token_starts
+from academy_llm import (
+    MAX_TOKENS_PER_CHARACTER,
+    check_budget,
+    check_lossless,
+    count_tokens,
+    token_starts,
+)
+from labkit import load_lab
 
 TITLE = "Orbit docs"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import academy_llm
-from academy_llm import load_lab
+from labkit import load_lab
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 SECTION = "## When something goes wrong"

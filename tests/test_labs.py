@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import academy_llm
+import labkit
 import pytest
 from offline import run_offline
 
@@ -250,7 +250,7 @@ RAG5 = "rag5-recursive-chunking.py"
 
 def rag5_hints() -> dict:
     """The hints of the student rag5, read from the lab itself, as a student has them."""
-    return academy_llm.load_lab("rag5", ROOT / "labs").HINTS
+    return labkit.load_lab("rag5", ROOT / "labs").HINTS
 
 
 def words(text: str) -> str:

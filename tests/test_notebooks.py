@@ -17,6 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import academy_llm
+import labkit
+import labkit.running
+import labkit.view
 import jupytext
 import nbformat
 import pytest
@@ -201,10 +204,10 @@ def write_notebook(path: Path, script: str) -> None:
 
 def test_load_lab_imports_a_notebook_and_the_labs_beside_it(tmp_path):
     write_notebook(tmp_path / "rag1-demo.ipynb", "# %%\nX = 1\n\n# %%\nif __name__ == '__main__':\n    raise SystemExit(3)\n")
-    write_notebook(tmp_path / "rag2-next.ipynb", "# %%\nfrom academy_llm import load_lab\n\nY = load_lab('rag1').X + 1\n")
-    assert academy_llm.load_lab("rag2", tmp_path).Y == 2
+    write_notebook(tmp_path / "rag2-next.ipynb", "# %%\nfrom labkit import load_lab\n\nY = load_lab('rag1').X + 1\n")
+    assert labkit.load_lab("rag2", tmp_path).Y == 2
     (tmp_path / "rag1-demo.py").write_text("X = 10\n")
-    assert academy_llm.load_lab("rag1", tmp_path).X == 10  # a script beside its notebook comes first
+    assert labkit.load_lab("rag1", tmp_path).X == 10  # a script beside its notebook comes first
 
 
 def test_a_todo_in_an_imported_notebook_says_where_and_that_the_kernel_must_restart(tmp_path, monkeypatch):
@@ -212,12 +215,12 @@ def test_a_todo_in_an_imported_notebook_says_where_and_that_the_kernel_must_rest
         tmp_path / "rag3-todo.ipynb",
         "# %%\nimport math\n\n# %%\ndef area(r):\n    raise NotImplementedError('TODO(rag3) area(): pi r squared')\n",
     )
-    lab = academy_llm.load_lab("rag3", tmp_path)
+    lab = labkit.load_lab("rag3", tmp_path)
     with pytest.raises(NotImplementedError) as error:
         lab.area(1)
-    assert academy_llm.todo_advice(error.value) == "rag3-todo.ipynb:2 in area(), then run the lab again"
-    monkeypatch.setattr(academy_llm, "_in_notebook", lambda: True)  # as in a notebook's kernel
-    assert academy_llm.todo_advice(error.value) == (
+    assert labkit.running.todo_advice(error.value) == "rag3-todo.ipynb:2 in area(), then run the lab again"
+    monkeypatch.setattr(labkit.running, "in_notebook", lambda: True)  # as in a notebook's kernel
+    assert labkit.running.todo_advice(error.value) == (
         "area() in rag3-todo.ipynb, line 2 of its cell, then save it and restart this notebook's kernel"
     )
 
@@ -285,13 +288,13 @@ def check_chunk_view(view, chunks, first_number):
         role = piece.get_attribute("class").split()[1].removeprefix("chunk-")
         roles[role] += 1
         if role != "gap":
-            assert piece.value_of_css_property("background-color") == expected_rgb(academy_llm.CHUNK_COLOURS[role])
+            assert piece.value_of_css_property("background-color") == expected_rgb(labkit.view.CHUNK_COLOURS[role])
     assert roles["odd"] and roles["even"] and roles["overlap"], roles
 
 
 def rag5_overlapped_chunks():
     """The chunks rag5 shows on its page: recursive, with overlap."""
-    rag5 = academy_llm.load_lab("rag5", ROOT / "solutions")
+    rag5 = labkit.load_lab("rag5", ROOT / "solutions")
     page = rag5.PAGE.read_text(encoding="utf-8")
     return page, rag5.recursive_chunks(page, rag5.MAX_TOKENS, rag5.OVERLAP)
 
@@ -332,7 +335,7 @@ def test_the_chunk_view_alone_in_a_browser(browser):
     html_file = TEST_OUTPUT / "chunk-view.html"
     html_file.write_text(
         '<!DOCTYPE html><html><head><meta charset="utf-8"><title>chunk view</title></head>'
-        f'<body style="max-width:1000px;margin:12px">{academy_llm.chunks_as_html(page, chunks, 1, 3)}</body></html>',
+        f'<body style="max-width:1000px;margin:12px">{labkit.view.chunks_as_html(page, chunks, 1, 3)}</body></html>',
         encoding="utf-8",
     )
     browser.get(html_file.as_uri())

@@ -8,8 +8,11 @@ import sys
 import numpy as np
 import pytest
 
-import academy_llm
-from academy_llm import Chunk, chunks_as_html, chunks_as_text, make_chunk, use_colour
+import labkit
+import labkit.plots
+import labkit.view
+from academy_llm import Chunk, make_chunk
+from labkit.view import chunks_as_html, chunks_as_text, use_colour
 
 SOURCE = "chunk chunk chunk"
 OVERLAPPING = [make_chunk(SOURCE, 0, 11), make_chunk(SOURCE, 6, 17)]  # they share the middle "chunk"
@@ -70,7 +73,7 @@ def test_the_caption_numbers_chunks_as_in_the_whole_list():
 def test_ansi_view_colours_chunks_alternately_and_overlap_apart():
     source = "first\nchunk chunk chunk"
     view = chunks_as_text(source, [make_chunk(source, 0, 17), make_chunk(source, 12, 23)], colour=True)
-    odd, even, overlap = (academy_llm.ANSI_COLOURS[role] for role in ("odd", "even", "overlap"))
+    odd, even, overlap = (labkit.view.ANSI_COLOURS[role] for role in ("odd", "even", "overlap"))
     assert f"\x1b[30;48;5;{odd}mfirst\x1b[0m\n" in view  # closed before the line break
     assert f"\x1b[30;4;48;5;{overlap}mchunk\x1b[0m" in view
     assert f"\x1b[30;48;5;{even}m chunk\x1b[0m" in view
@@ -84,7 +87,7 @@ def test_html_view_escapes_text_and_keeps_true_offsets():
     assert "&lt;b&gt;bold" in html and "<b>" not in html
     assert html.count('class="chunk-label"') == 2
     assert 'data-chunks="1 2" data-start="8" data-end="11"' in html
-    assert f"background:{academy_llm.CHUNK_COLOURS['overlap']}" in html
+    assert f"background:{labkit.view.CHUNK_COLOURS['overlap']}" in html
 
 
 def test_colour_only_for_a_terminal_without_no_color(monkeypatch):
@@ -100,7 +103,7 @@ def test_colour_only_for_a_terminal_without_no_color(monkeypatch):
 
 
 VIEW_IN_A_SCRIPT = (
-    "from academy_llm import make_chunk, view_chunks\n"
+    "from academy_llm import make_chunk\nfrom labkit import view_chunks\n"
     "view_chunks('chunk chunk chunk', [make_chunk('chunk chunk chunk', 0, 11), make_chunk('chunk chunk chunk', 6, 17)])\n"
 )
 
@@ -139,34 +142,34 @@ def test_view_chunks_into_a_pipe_is_plain_text():
 
 
 def test_size_plot_has_a_row_per_strategy_and_counts_the_giants():
-    figure = academy_llm.plot_chunk_sizes({"windows": [128] * 5, "markdown": [40, 90, 300, 900]}, 128, "sizes")
+    figure = labkit.plot_chunk_sizes({"windows": [128] * 5, "markdown": [40, 90, 300, 900]}, 128, "sizes")
     titles = [axes.get_title(loc="left") for axes in figure.axes]
     assert titles == [
         "windows: 5 chunks, median 128 tokens",
         "markdown: 4 chunks, median 195 tokens; 2 over 256 (up to 900) in the last bar",
     ]
-    assert academy_llm.figure_png(figure).startswith(PNG_SIGNATURE)
+    assert labkit.plots.figure_png(figure).startswith(PNG_SIGNATURE)
 
 
 def test_a_size_plot_carries_a_digest_of_what_it_shows_in_its_png():
     """A copy of the plot (docs/chunk-sizes.png) is checked by this digest, not by its pixels."""
     sizes = {"windows": [128] * 5, "markdown": [40, 90, 300]}
-    source = academy_llm.plot_chunk_sizes(sizes, 128, "sizes").png_source
+    source = labkit.plot_chunk_sizes(sizes, 128, "sizes").png_source
     assert source.startswith("chunk-sizes sha256:")
     same = {"windows": [np.int64(128)] * 5, "markdown": [40, 90, 300]}
-    assert academy_llm.chunk_sizes_source(same, 128, "sizes") == source  # numpy's ints or Python's
+    assert labkit.plots.chunk_sizes_source(same, 128, "sizes") == source  # numpy's ints or Python's
     for other in (({**sizes, "markdown": [40, 90, 301]}, 128, "sizes"), (sizes, 64, "sizes"),
                   (sizes, 128, "other"), (dict(reversed(sizes.items())), 128, "sizes")):
-        assert academy_llm.chunk_sizes_source(*other) != source
-    png = academy_llm.figure_png(academy_llm.plot_chunk_sizes(sizes, 128, "sizes"))
-    assert f"{academy_llm.PNG_SOURCE_KEY}\0{source}".encode() in png  # a tEXt chunk's key, text
+        assert labkit.plots.chunk_sizes_source(*other) != source
+    png = labkit.plots.figure_png(labkit.plot_chunk_sizes(sizes, 128, "sizes"))
+    assert f"{labkit.plots.PNG_SOURCE_KEY}\0{source}".encode() in png  # a tEXt chunk's key, text
 
 
 def test_a_script_saves_its_plot_in_the_current_folder_without_pyplot(tmp_path):
     script = (
-        "import sys, academy_llm\n"
-        "figure = academy_llm.plot_chunk_sizes({'recursive': [10, 20, 30]}, 32, 'sizes')\n"
-        "academy_llm.show_figure(figure, 'rag0-sizes.png')\n"
+        "import sys, labkit\n"
+        "figure = labkit.plot_chunk_sizes({'recursive': [10, 20, 30]}, 32, 'sizes')\n"
+        "labkit.show_figure(figure, 'rag0-sizes.png')\n"
         "assert 'matplotlib.pyplot' not in sys.modules\n"
     )
     env = {name: value for name, value in os.environ.items() if name not in ("DISPLAY", "MPLBACKEND")}

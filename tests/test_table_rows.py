@@ -2,7 +2,8 @@
 
 import pytest
 
-from academy_llm import check_lossless, corpus_pages, count_tokens, load_lab
+from academy_llm import check_lossless, corpus_pages, count_tokens
+from labkit import load_lab
 
 DOC = (
     "# Limits\n\n"

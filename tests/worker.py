@@ -28,13 +28,16 @@ import os
 import signal
 import sys
 import traceback
+from pathlib import Path
 
 CONFIG = json.loads(sys.argv[1])
-sys.path[:0] = [CONFIG["course"], CONFIG["tests"]]  # academy_llm and wire, the grader's own copies
+sys.path[:0] = [CONFIG["course"], CONFIG["tests"]]  # academy_llm, labkit and wire: the grader's own copies
 
 import resource  # noqa: E402  (the path above must be set first)
 
 import academy_llm  # noqa: E402
+import labkit  # noqa: E402
+import labkit.loading  # noqa: E402
 import wire  # noqa: E402
 
 sys.path.remove(CONFIG["tests"])
@@ -97,7 +100,7 @@ def load_trusted() -> dict:
 
     given = {}
     for name, path in CONFIG["given"].items():
-        given[name] = academy_llm.load_lab(name, os.path.dirname(path))
+        given[name] = labkit.load_lab(name, os.path.dirname(path))
     return given
 
 
@@ -108,7 +111,7 @@ def redirect_load_lab(given: dict) -> None:
     grader gave, or (in a student's own repository) the student's rag4 from
     the exact file the grader chose, never a stray copy beside it.
     """
-    load = academy_llm.load_lab
+    load = labkit.load_lab
     files = CONFIG["files"]
 
     def load_lab(name, folder=None):
@@ -123,13 +126,13 @@ def redirect_load_lab(given: dict) -> None:
             f"{CONFIG['lab_dir']}; add it (it can be unfinished)"
         )
 
-    academy_llm.load_lab = load_lab
+    labkit.load_lab = load_lab
 
 
 def load_file(name: str, path: str):
     """Import exactly the lab file at `path`, once: a stray copy beside it is never read."""
-    resolved = academy_llm.Path(path).resolve()
-    return academy_llm._loaded_labs.get(resolved) or load_exact(name, resolved)
+    resolved = Path(path).resolve()
+    return labkit.loading.loaded_labs.get(resolved) or load_exact(name, resolved)
 
 
 def load_exact(name: str, resolved):
@@ -139,13 +142,13 @@ def load_exact(name: str, resolved):
     module_name = f"lab_{name}_graded"
     if resolved.suffix == ".ipynb":
         spec = importlib.util.spec_from_loader(
-            module_name, academy_llm.NotebookLoader(resolved), origin=str(resolved))
+            module_name, labkit.loading.NotebookLoader(resolved), origin=str(resolved))
     else:
         spec = importlib.util.spec_from_file_location(module_name, resolved)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
-    academy_llm._loaded_labs[resolved] = module
+    labkit.loading.loaded_labs[resolved] = module
     return module
 
 

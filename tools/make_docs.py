@@ -21,7 +21,7 @@ own, and puts what they printed between the markers.
 
 The two images carry a digest of what they show in a PNG text chunk
 ("Source"), so a stale image is found without comparing pixels:
-docs/chunk-sizes.png is the size plot rag6 saves (academy_llm.figure_png
+docs/chunk-sizes.png is the size plot rag6 saves (labkit.plots.figure_png
 writes its digest), and docs/chunk-view.png is the HTML chunk view of rag5's
 step 4 as headless Chromium draws it, marked with the sha256 of the same view
 in plain text, as rag5 prints it. Drawing it needs chromium, chromedriver and
@@ -42,7 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-import academy_llm
+import labkit
+import labkit.plots
+import labkit.view
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -296,7 +298,7 @@ def image_source(path: Path) -> str:
     """What an image says it shows (its "Source" text), '' for none or no file."""
     if not path.is_file():
         return ""
-    return png_text(path.read_bytes()).get(academy_llm.PNG_SOURCE_KEY, "")
+    return png_text(path.read_bytes()).get(labkit.plots.PNG_SOURCE_KEY, "")
 
 
 def view_source(view: str) -> str:
@@ -331,16 +333,16 @@ def rag5_view(rag5_stdout: str) -> ChunkView:
     The image must show the view rag5 prints; if the lab shows other chunks
     now, VIEW_LIMIT here no longer matches it, and drawing stops.
     """
-    rag5 = academy_llm.load_lab("rag5", ROOT / "solutions")
+    rag5 = labkit.load_lab("rag5", ROOT / "solutions")
     page = rag5.PAGE.read_text(encoding="utf-8")
     chunks = rag5.recursive_chunks(page, rag5.MAX_TOKENS, rag5.OVERLAP)
-    plain = academy_llm.chunks_as_text(page, chunks, limit=VIEW_LIMIT)
+    plain = labkit.view.chunks_as_text(page, chunks, limit=VIEW_LIMIT)
     if plain != printed_view(rag5_stdout):
         raise DocsError(
             f"rag5's step 4 prints a view other than its first {VIEW_LIMIT} chunks with overlap; "
             "make VIEW_LIMIT and rag5_view in tools/make_docs.py show what it prints"
         )
-    return ChunkView(plain, academy_llm.chunks_as_html(page, chunks, limit=VIEW_LIMIT))
+    return ChunkView(plain, labkit.view.chunks_as_html(page, chunks, limit=VIEW_LIMIT))
 
 
 def missing_browser() -> str:
@@ -425,7 +427,7 @@ def write_images(rag5_stdout: str, rag6_folder: Path, redraw: bool) -> None:
         view = rag5_view(rag5_stdout)
         png = screenshot(view.html)
         source = view_source(view.plain)
-        CHUNK_VIEW.write_bytes(with_png_text(png, academy_llm.PNG_SOURCE_KEY, source))
+        CHUNK_VIEW.write_bytes(with_png_text(png, labkit.plots.PNG_SOURCE_KEY, source))
         print(f"wrote {CHUNK_VIEW.relative_to(ROOT)}")
 
 

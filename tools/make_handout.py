@@ -5,8 +5,8 @@
 
 The handout is a repository of its own, with one commit when git is installed,
 so a teacher can push it as it is. It holds the student labs and notebooks,
-academy_llm with its assets and datasets, pyproject.toml (so `pip install -e .`
-installs academy_llm), the grading tests and the modules they run on, and a
+academy_llm and labkit with their assets and datasets, pyproject.toml (so `pip install -e .`
+installs them), the grading tests and the modules they run on, and a
 README, requirements.txt and .gitignore written for the student (the README
 from tools/handout/README.md).
 
@@ -56,6 +56,7 @@ STUDENT_TESTS = (
 # The rest of the course the student gets; each pattern must match a file.
 COURSE_FILES = (
     "academy_llm.py",
+    "labkit/*.py",
     "pyproject.toml",
     "labs/rag*-*.py",
     "notebooks/labs/rag*-*.ipynb",
@@ -84,7 +85,7 @@ class RequirementGroup(NamedTuple):
 # here or in PROJECT_ONLY, so a new one is never dropped unnoticed.
 STUDENT_REQUIREMENTS = (
     RequirementGroup(
-        "The labs' helper academy_llm, with numpy, tiktoken, wordllama and matplotlib",
+        "The labs' helper academy_llm and their machinery labkit, with numpy, tiktoken, wordllama, matplotlib",
         ("-e .",),
     ),
     RequirementGroup(

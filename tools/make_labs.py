@@ -26,7 +26,7 @@ write there:
 All the levels go into the lab itself, so a student's copy needs no
 solutions/: a cell just before the one that runs the lab holds
 HINTS = {function: {1: text, 2: text, 3: text}}, in file order, which
-academy_llm.run_lab (`--hint N`) and academy_llm.show_hint (in a notebook)
+labkit.run_lab (`--hint N`) and labkit.show_hint (in a notebook)
 read.
 
 Usage:
@@ -165,7 +165,7 @@ def hints_cell(todos: list[Todo]) -> list[str]:
     lines += [
         "",
         "# %%",
-        "from academy_llm import show_hint  # in a notebook: show_hint(2)",
+        "from labkit import show_hint  # in a notebook: show_hint(2)",
         "",
         "HINTS = {",
     ]

@@ -37,7 +37,7 @@ from functools import cached_property
 from itertools import combinations
 from pathlib import Path
 
-from academy_llm import lab_file
+from labkit.loading import lab_file
 
 BEGIN = "# BEGIN SOLUTION"
 END = "# END SOLUTION"

@@ -1,0 +1,75 @@
+"""The embedders behind academy_llm.embed: wordllama's static vectors and a hashed bag of words."""
+
+from __future__ import annotations
+
+import re
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+HASH_DIMENSIONS = 1024
+_wordllama_model = None
+
+
+def wordllama_model():
+    """The wordllama model, loaded once, from the files inside the installed package."""
+    global _wordllama_model
+    if _wordllama_model is None:
+        import wordllama
+        from tokenizers import normalizers
+
+        # WordLlama.load() would look for its tokenizer in a download cache and
+        # try the network; pointing it at its own package folder keeps it offline.
+        package_folder = Path(wordllama.__file__).parent
+        _wordllama_model = wordllama.WordLlama.load(
+            cache_dir=package_folder, disable_download=True
+        )
+        # We tokenize line by line (see wordllama_vectors) and pool each text alone:
+        # no "▁" before every line (we add LINE_START to a text's first), no padding.
+        _wordllama_model.tokenizer.normalizer = normalizers.Replace(" ", LINE_START)
+        _wordllama_model.tokenizer.no_padding()
+    return _wordllama_model
+
+
+def hash_vectors(texts: list[str]) -> np.ndarray:
+    """A row per text: its hashed bag of words (see hash_vector)."""
+    return np.stack([hash_vector(text) for text in texts]) if texts else np.zeros((0, HASH_DIMENSIONS))
+
+
+def hash_vector(text: str) -> np.ndarray:
+    """Bag of lower-cased words, each hashed with crc32 to a signed slot."""
+    codes = np.array([zlib.crc32(word.encode("utf-8")) for word in re.findall(r"\w+", text.lower())], dtype=np.int64)
+    signs = np.where(codes & 0x80000000, 1.0, -1.0)
+    return np.bincount(codes % HASH_DIMENSIONS, weights=signs, minlength=HASH_DIMENSIONS).astype(np.float32)
+
+
+def wordllama_vectors(texts: list[str]) -> np.ndarray:
+    """The mean of each text's token vectors (wordllama's pooling), summed line by line.
+
+    wordllama's tokenizer never merges a line break with what is around it, so
+    a text's tokens are its lines' tokens with a line-break token between them.
+    Each distinct line is tokenized, and its token vectors summed, once per
+    process: chunkings of one corpus share most of their lines, so embedding
+    the second costs little more than a few additions. A text of only spaces has
+    no meaning and stays a zero row.
+    """
+    weights = wordllama_model().embedding
+    lines = [[LINE_START + line if n == 0 else line for n, line in enumerate(text.split("\n"))] for text in texts]
+    if len(_line_sums) > 500_000:  # a bound on memory for very long runs
+        _line_sums.clear()
+    missing = list(dict.fromkeys(line for text_lines in lines for line in text_lines if line not in _line_sums))
+    for line, encoding in zip(missing, wordllama_model().tokenizer.encode_batch_fast(missing, add_special_tokens=False)):
+        _line_sums[line] = (np.add.reduce(weights[encoding.ids], axis=0), len(encoding.ids))
+    line_break = weights[wordllama_model().tokenizer.token_to_id("<0x0A>")]
+    vectors = np.zeros((len(texts), weights.shape[1]), dtype=np.float32)
+    for row, (text, text_lines) in enumerate(zip(texts, lines)):
+        if text.strip():
+            sums, counts = zip(*(_line_sums[line] for line in text_lines))
+            breaks = len(text_lines) - 1
+            vectors[row] = (np.add.reduce(sums, axis=0) + breaks * line_break) / (sum(counts) + breaks)
+    return vectors
+
+
+LINE_START = "\u2581"  # what wordllama's tokenizer puts before a text ("▁")
+_line_sums: dict[str, tuple[np.ndarray, int]] = {}  # a line -> (sum of its token vectors, its token count)
