@@ -99,7 +99,8 @@ def compare(results, ours_contender):
         print(f"- {ours_contender.name} {part}: {sum(passed)} of {len(passed)}: {'met' if all(passed) else 'NOT met'}")
     for n, kind in enumerate(FOCUS):  # the same, at the reading cost rag8 compares strategies at
         won = [gap[n] > 0 for gap in budget_gaps]
-        print(f"- (not a target) within 1,000 retrieved tokens, it beats it on {kind} questions: {sum(won)} of {len(won)}")
+        print(f"- (not a target) within 1,000 retrieved tokens, it beats it on {kind} questions: "
+              f"{sum(won)} of {len(won)}")
 
 
 def run(embedder, sizes=SIZES):

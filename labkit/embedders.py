@@ -59,7 +59,8 @@ def wordllama_vectors(texts: list[str]) -> np.ndarray:
     if len(_line_sums) > 500_000:  # a bound on memory for very long runs
         _line_sums.clear()
     missing = list(dict.fromkeys(line for text_lines in lines for line in text_lines if line not in _line_sums))
-    for line, encoding in zip(missing, wordllama_model().tokenizer.encode_batch_fast(missing, add_special_tokens=False)):
+    encodings = wordllama_model().tokenizer.encode_batch_fast(missing, add_special_tokens=False)
+    for line, encoding in zip(missing, encodings):
         _line_sums[line] = (np.add.reduce(weights[encoding.ids], axis=0), len(encoding.ids))
     line_break = weights[wordllama_model().tokenizer.token_to_id("<0x0A>")]
     vectors = np.zeros((len(texts), weights.shape[1]), dtype=np.float32)

@@ -68,7 +68,13 @@ def word_windows(text, size, overlap=0):
     #   window. Each window is an exact slice of the text at its true offsets: that is
     #   what a reader is shown and an answer cites.
     #   More help: python labs/rag4-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError("TODO(rag4) word_windows(): Cover every word of the text with windows of `size` words, neighbours sharing `overlap` words, so that a fact on a window's edge still lands whole in another window. Each window is an exact slice of the text at its true offsets: that is what a reader is shown and an answer cites. More help: python labs/rag4-chunking.py --hint 2, or show_hint(2) in a notebook.")
+    raise NotImplementedError(
+        "TODO(rag4) word_windows(): Cover every word of the text with windows of `size` words, "
+        "neighbours sharing `overlap` words, so that a fact on a window's edge still lands whole"
+        " in another window. Each window is an exact slice of the text at its true offsets: that"
+        " is what a reader is shown and an answer cites. More help: python labs/rag4-chunking.py"
+        " --hint 2, or show_hint(2) in a notebook."
+    )
 
 
 # %% [markdown]
@@ -103,7 +109,13 @@ def token_windows(text, max_tokens, overlap=0):
     #   each window counted on its own, as an embedding API will count it, and no window
     #   may cut a token in half.
     #   More help: python labs/rag4-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag4) token_windows(): Cover every character of the text (spaces included) with windows of at most max_tokens tokens, neighbours sharing `overlap` tokens. The budget must hold for each window counted on its own, as an embedding API will count it, and no window may cut a token in half. More help: python labs/rag4-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag4) token_windows(): Cover every character of the text (spaces included) with "
+        "windows of at most max_tokens tokens, neighbours sharing `overlap` tokens. The budget "
+        "must hold for each window counted on its own, as an embedding API will count it, and no"
+        " window may cut a token in half. More help: python labs/rag4-chunking.py --hint 2, or "
+        "show_hint(2) in a notebook."
+    )
 
 
 # %% [markdown]

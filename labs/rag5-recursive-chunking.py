@@ -159,7 +159,13 @@ def split_at_seams(text, start, end, max_tokens, index, level=0):
     #   break, a line break before a sentence end, and so on), so that pieces end where
     #   the text itself breaks.
     #   More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag5) split_at_seams(): Cut text[start:end] into spans that tile it exactly and each fit in max_tokens, cutting at the coarsest kind of seam that works (a paragraph break before a line break, a line break before a sentence end, and so on), so that pieces end where the text itself breaks. More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag5) split_at_seams(): Cut text[start:end] into spans that tile it exactly and "
+        "each fit in max_tokens, cutting at the coarsest kind of seam that works (a paragraph "
+        "break before a line break, a line break before a sentence end, and so on), so that "
+        "pieces end where the text itself breaks. More help: python labs/rag5-recursive-"
+        "chunking.py --hint 2, or show_hint(2) in a notebook."
+    )
 
 
 # %% [markdown]
@@ -183,7 +189,12 @@ def pack(spans, sizes, max_tokens):
     #   max_tokens, so that chunks are as full as the seams allow instead of one small
     #   piece each.
     #   More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag5) pack(): Merge neighbouring spans into as few chunks as possible, in order, each within max_tokens, so that chunks are as full as the seams allow instead of one small piece each. More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag5) pack(): Merge neighbouring spans into as few chunks as possible, in order, "
+        "each within max_tokens, so that chunks are as full as the seams allow instead of one "
+        "small piece each. More help: python labs/rag5-recursive-chunking.py --hint 2, or "
+        "show_hint(2) in a notebook."
+    )
 
 
 # %% [markdown]
@@ -212,7 +223,12 @@ def add_overlap(text, chunks, overlap, index):
     #   tokens, so that a fact on a boundary is whole in one of them, and make that
     #   overlap begin at a word, where it reads well and is counted exactly.
     #   More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag5) add_overlap(): Let each chunk after the first reach back into the one before by up to `overlap` tokens, so that a fact on a boundary is whole in one of them, and make that overlap begin at a word, where it reads well and is counted exactly. More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag5) add_overlap(): Let each chunk after the first reach back into the one before"
+        " by up to `overlap` tokens, so that a fact on a boundary is whole in one of them, and "
+        "make that overlap begin at a word, where it reads well and is counted exactly. More "
+        "help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook."
+    )
 
 
 # %% [markdown]
@@ -233,7 +249,13 @@ def recursive_chunks(text, max_tokens, overlap=0):
     #   token count: whole thoughts within the embedder's limit, from a text tokenized
     #   only once.
     #   More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError("TODO(rag5) recursive_chunks(): Turn a text into chunks of at most max_tokens tokens that end at the coarsest seams the budget allows and share about `overlap` tokens, each with its exact token count: whole thoughts within the embedder's limit, from a text tokenized only once. More help: python labs/rag5-recursive-chunking.py --hint 2, or show_hint(2) in a notebook.")
+    raise NotImplementedError(
+        "TODO(rag5) recursive_chunks(): Turn a text into chunks of at most max_tokens tokens "
+        "that end at the coarsest seams the budget allows and share about `overlap` tokens, each"
+        " with its exact token count: whole thoughts within the embedder's limit, from a text "
+        "tokenized only once. More help: python labs/rag5-recursive-chunking.py --hint 2, or "
+        "show_hint(2) in a notebook."
+    )
 
 
 def packing_budget(max_tokens, overlap):

@@ -171,7 +171,12 @@ def fence_opening(text):
     #   long a fence: that decides which line closes the block, and everything up to it
     #   is code that no chunk may cut and no heading rule may read.
     #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag6) fence_opening(): Tell whether a line opens a fenced code block, and with which character and how long a fence: that decides which line closes the block, and everything up to it is code that no chunk may cut and no heading rule may read. More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag6) fence_opening(): Tell whether a line opens a fenced code block, and with "
+        "which character and how long a fence: that decides which line closes the block, and "
+        "everything up to it is code that no chunk may cut and no heading rule may read. More "
+        "help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook."
+    )
 
 
 def closes_fence(text, char, length):
@@ -180,7 +185,12 @@ def closes_fence(text, char, length):
     #   that the block ends where CommonMark says and a shorter or different fence inside
     #   it stays code.
     #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag6) closes_fence(): Tell whether a line closes the fenced block opened with `length` times `char`, so that the block ends where CommonMark says and a shorter or different fence inside it stays code. More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag6) closes_fence(): Tell whether a line closes the fenced block opened with "
+        "`length` times `char`, so that the block ends where CommonMark says and a shorter or "
+        "different fence inside it stays code. More help: python labs/rag6-markdown-chunking.py "
+        "--hint 2, or show_hint(2) in a notebook."
+    )
 
 
 def atx_heading(text):
@@ -188,7 +198,11 @@ def atx_heading(text):
     # TODO(rag6): Recognise a `#` heading and give its level and title: headings open the sections,
     #   and their titles become each chunk's heading path.
     #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError("TODO(rag6) atx_heading(): Recognise a `#` heading and give its level and title: headings open the sections, and their titles become each chunk's heading path. More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.")
+    raise NotImplementedError(
+        "TODO(rag6) atx_heading(): Recognise a `#` heading and give its level and title: "
+        "headings open the sections, and their titles become each chunk's heading path. More "
+        "help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook."
+    )
 
 
 def table_cells(text):
@@ -223,7 +237,12 @@ def is_table_start(lines, i):
     # TODO(rag6): Tell whether line i starts a GitHub table, so that the chunker keeps the table
     #   whole with its header row, which names the columns every row's values depend on.
     #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError("TODO(rag6) is_table_start(): Tell whether line i starts a GitHub table, so that the chunker keeps the table whole with its header row, which names the columns every row's values depend on. More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.")
+    raise NotImplementedError(
+        "TODO(rag6) is_table_start(): Tell whether line i starts a GitHub table, so that the "
+        "chunker keeps the table whole with its header row, which names the columns every row's "
+        "values depend on. More help: python labs/rag6-markdown-chunking.py --hint 2, or "
+        "show_hint(2) in a notebook."
+    )
 
 
 # %% [markdown]
@@ -548,7 +567,12 @@ def enter_section(path, level, title):
     # TODO(rag6): Give the heading path after a new heading, so that every chunk knows which chain
     #   of headings it sits under, even when its own text never names them.
     #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag6) enter_section(): Give the heading path after a new heading, so that every chunk knows which chain of headings it sits under, even when its own text never names them. More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag6) enter_section(): Give the heading path after a new heading, so that every "
+        "chunk knows which chain of headings it sits under, even when its own text never names "
+        "them. More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a "
+        "notebook."
+    )
 
 
 @dataclass
@@ -694,7 +718,12 @@ def chunk_section(text, section, max_tokens, index, regions):
     #   without ever cutting a fenced block or a table: one that alone is over budget
     #   stays a chunk of its own (the caller flags it oversize).
     #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag6) chunk_section(): Pack one section into chunks within max_tokens, each with its exact token count, without ever cutting a fenced block or a table: one that alone is over budget stays a chunk of its own (the caller flags it oversize). More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag6) chunk_section(): Pack one section into chunks within max_tokens, each with "
+        "its exact token count, without ever cutting a fenced block or a table: one that alone "
+        "is over budget stays a chunk of its own (the caller flags it oversize). More help: "
+        "python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook."
+    )
 
 
 def pack_exactly(spans, max_tokens, index):
@@ -812,7 +841,12 @@ def markdown_chunks(text, max_tokens, overlap=0):
     #   the course, so that a caller's mistake is named at once and alike everywhere; an
     #   empty text has no chunks.
     #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError("TODO(rag6) markdown_chunks(): Refuse bad arguments before any work, with the same errors as every chunker in the course, so that a caller's mistake is named at once and alike everywhere; an empty text has no chunks. More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.")
+    raise NotImplementedError(
+        "TODO(rag6) markdown_chunks(): Refuse bad arguments before any work, with the same "
+        "errors as every chunker in the course, so that a caller's mistake is named at once and "
+        "alike everywhere; an empty text has no chunks. More help: python labs/rag6-markdown-"
+        "chunking.py --hint 2, or show_hint(2) in a notebook."
+    )
     document = read_document(text, rag5.packing_budget(max_tokens, overlap))
     chunks = [front_matter_chunk(text, document.body_start, max_tokens)] if document.body_start else []
     for section in document.sections:

@@ -69,7 +69,12 @@ def make_header(title, section, metadata):
     #   path, then a few metadata fields), so that the embedder sees what a chunk is
     #   about even when its text never says it.
     #   More help: python labs/rag7-header-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag7) make_header(): Build the one-line header embedded with every chunk of a section (title, heading path, then a few metadata fields), so that the embedder sees what a chunk is about even when its text never says it. More help: python labs/rag7-header-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag7) make_header(): Build the one-line header embedded with every chunk of a "
+        "section (title, heading path, then a few metadata fields), so that the embedder sees "
+        "what a chunk is about even when its text never says it. More help: python "
+        "labs/rag7-header-chunking.py --hint 2, or show_hint(2) in a notebook."
+    )
 
 
 # %% [markdown]
@@ -93,7 +98,12 @@ def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
     #   section and keep header and text together within max_tokens, because the
     #   embedding model's limit applies to all it embeds.
     #   More help: python labs/rag7-header-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError("TODO(rag7) header_chunks(): Chunk a Markdown page as rag6 does, but give every chunk the header of its section and keep header and text together within max_tokens, because the embedding model's limit applies to all it embeds. More help: python labs/rag7-header-chunking.py --hint 2, or show_hint(2) in a notebook.")
+    raise NotImplementedError(
+        "TODO(rag7) header_chunks(): Chunk a Markdown page as rag6 does, but give every chunk "
+        "the header of its section and keep header and text together within max_tokens, because "
+        "the embedding model's limit applies to all it embeds. More help: python "
+        "labs/rag7-header-chunking.py --hint 2, or show_hint(2) in a notebook."
+    )
 
 
 def section_with_header(text, section, header, max_tokens, overlap, document):

@@ -74,7 +74,12 @@ def recall_at_k(hits, gold, k):
     # TODO(rag8): Measure the share of a question's gold spans that one of the first k retrieved
     #   chunks holds whole, because a chunk holding half an answer cannot answer.
     #   More help: python labs/rag8-evaluate-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError("TODO(rag8) recall_at_k(): Measure the share of a question's gold spans that one of the first k retrieved chunks holds whole, because a chunk holding half an answer cannot answer. More help: python labs/rag8-evaluate-chunking.py --hint 2, or show_hint(2) in a notebook.")
+    raise NotImplementedError(
+        "TODO(rag8) recall_at_k(): Measure the share of a question's gold spans that one of the "
+        "first k retrieved chunks holds whole, because a chunk holding half an answer cannot "
+        "answer. More help: python labs/rag8-evaluate-chunking.py --hint 2, or show_hint(2) in a"
+        " notebook."
+    )
 
 
 def mrr_at_k(hits, gold, k):
@@ -83,7 +88,12 @@ def mrr_at_k(hits, gold, k):
     #   second, and so on, 0 if none of the first k holds an answer, because a reader
     #   starts at the top.
     #   More help: python labs/rag8-evaluate-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag8) mrr_at_k(): Score how high the first useful chunk ranks: 1 if it is the top hit, 1/2 if second, and so on, 0 if none of the first k holds an answer, because a reader starts at the top. More help: python labs/rag8-evaluate-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag8) mrr_at_k(): Score how high the first useful chunk ranks: 1 if it is the top "
+        "hit, 1/2 if second, and so on, 0 if none of the first k holds an answer, because a "
+        "reader starts at the top. More help: python labs/rag8-evaluate-chunking.py --hint 2, or"
+        " show_hint(2) in a notebook."
+    )
 
 
 def within_budget(hits, hit_tokens, budget):
@@ -129,7 +139,12 @@ def coverage_at_k(hits, gold, k):
     #   not (what Chroma's evaluation calls recall): a chunk holding part of an answer
     #   counts for that part.
     #   More help: python labs/rag8-evaluate-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError("TODO(rag8) coverage_at_k(): Measure what share of the answer's characters the first k chunks cover, whole or not (what Chroma's evaluation calls recall): a chunk holding part of an answer counts for that part. More help: python labs/rag8-evaluate-chunking.py --hint 2, or show_hint(2) in a notebook.")
+    raise NotImplementedError(
+        "TODO(rag8) coverage_at_k(): Measure what share of the answer's characters the first k "
+        "chunks cover, whole or not (what Chroma's evaluation calls recall): a chunk holding "
+        "part of an answer counts for that part. More help: python labs/rag8-evaluate-"
+        "chunking.py --hint 2, or show_hint(2) in a notebook."
+    )
 
 
 def precision_and_iou(hits, gold, k):
@@ -141,7 +156,13 @@ def precision_and_iou(hits, gold, k):
     #   retrieved and answer characters overlap (intersection over union), because
     #   retrieving whole pages finds answers but makes a model read a lot of nothing.
     #   More help: python labs/rag8-evaluate-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag8) precision_and_iou(): Measure how much of what was retrieved is answer (precision), and how well retrieved and answer characters overlap (intersection over union), because retrieving whole pages finds answers but makes a model read a lot of nothing. More help: python labs/rag8-evaluate-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag8) precision_and_iou(): Measure how much of what was retrieved is answer "
+        "(precision), and how well retrieved and answer characters overlap (intersection over "
+        "union), because retrieving whole pages finds answers but makes a model read a lot of "
+        "nothing. More help: python labs/rag8-evaluate-chunking.py --hint 2, or show_hint(2) in "
+        "a notebook."
+    )
 
 
 # %% [markdown]

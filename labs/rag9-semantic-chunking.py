@@ -91,7 +91,12 @@ def window_texts(text, spans, window):
     #   lone sentence such as "Run it again." says too little for its embedding to show
     #   the topic.
     #   More help: python labs/rag9-semantic-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag9) window_texts(): Give each sentence the text around it, `window` sentences on each side, because a lone sentence such as "Run it again." says too little for its embedding to show the topic. More help: python labs/rag9-semantic-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag9) window_texts(): Give each sentence the text around it, `window` sentences on"
+        " each side, because a lone sentence such as \"Run it again.\" says too little for its "
+        "embedding to show the topic. More help: python labs/rag9-semantic-chunking.py --hint 2,"
+        " or show_hint(2) in a notebook."
+    )
 
 
 def neighbour_distances(vectors):
@@ -100,7 +105,12 @@ def neighbour_distances(vectors):
     #   distance), because a jump in distance is where the text moves on to something
     #   else.
     #   More help: python labs/rag9-semantic-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag9) neighbour_distances(): Measure how far apart in meaning each pair of neighbouring windows is (cosine distance), because a jump in distance is where the text moves on to something else. More help: python labs/rag9-semantic-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag9) neighbour_distances(): Measure how far apart in meaning each pair of "
+        "neighbouring windows is (cosine distance), because a jump in distance is where the text"
+        " moves on to something else. More help: python labs/rag9-semantic-chunking.py --hint 2,"
+        " or show_hint(2) in a notebook."
+    )
 
 
 def breakpoints(distances, percentile):
@@ -109,7 +119,12 @@ def breakpoints(distances, percentile):
     #   from the one before it (further than the given percentile of all the page's
     #   distances), so that chunks end where the topic shifts.
     #   More help: python labs/rag9-semantic-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError("TODO(rag9) breakpoints(): Choose where to cut: before every sentence that lies unusually far in meaning from the one before it (further than the given percentile of all the page's distances), so that chunks end where the topic shifts. More help: python labs/rag9-semantic-chunking.py --hint 2, or show_hint(2) in a notebook.")
+    raise NotImplementedError(
+        "TODO(rag9) breakpoints(): Choose where to cut: before every sentence that lies "
+        "unusually far in meaning from the one before it (further than the given percentile of "
+        "all the page's distances), so that chunks end where the topic shifts. More help: python"
+        " labs/rag9-semantic-chunking.py --hint 2, or show_hint(2) in a notebook."
+    )
 
 
 # %% [markdown]
@@ -160,7 +175,13 @@ def best_cuts(with_later, sentence_tokens, max_tokens, max_sentences):
     #   max_sentences sentences and max_tokens tokens: each chunk is judged whole, not
     #   one boundary at a time.
     #   More help: python labs/rag9-semantic-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError('TODO(rag9) best_cuts(): Choose all the cuts at once, so that the sentences inside each chunk are, in total, as similar to each other as possible, with every chunk within max_sentences sentences and max_tokens tokens: each chunk is judged whole, not one boundary at a time. More help: python labs/rag9-semantic-chunking.py --hint 2, or show_hint(2) in a notebook.')
+    raise NotImplementedError(
+        "TODO(rag9) best_cuts(): Choose all the cuts at once, so that the sentences inside each "
+        "chunk are, in total, as similar to each other as possible, with every chunk within "
+        "max_sentences sentences and max_tokens tokens: each chunk is judged whole, not one "
+        "boundary at a time. More help: python labs/rag9-semantic-chunking.py --hint 2, or "
+        "show_hint(2) in a notebook."
+    )
 
 
 # %% [markdown]
@@ -179,7 +200,12 @@ def semantic_chunks(text, max_tokens, method="breakpoints", window=1, percentile
     #   gives and one more for an unknown method, so that a caller's mistake is named at
     #   once; an empty text has no chunks.
     #   More help: python labs/rag9-semantic-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError("TODO(rag9) semantic_chunks(): Refuse bad arguments before any work, with the errors every chunker in the course gives and one more for an unknown method, so that a caller's mistake is named at once; an empty text has no chunks. More help: python labs/rag9-semantic-chunking.py --hint 2, or show_hint(2) in a notebook.")
+    raise NotImplementedError(
+        "TODO(rag9) semantic_chunks(): Refuse bad arguments before any work, with the errors "
+        "every chunker in the course gives and one more for an unknown method, so that a "
+        "caller's mistake is named at once; an empty text has no chunks. More help: python "
+        "labs/rag9-semantic-chunking.py --hint 2, or show_hint(2) in a notebook."
+    )
     index = rag5.TokenIndex(text)
     spans = sentence_spans(text, max_tokens, index)
     tokens = index.estimates(spans)

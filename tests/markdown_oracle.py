@@ -11,7 +11,9 @@ import re
 from markdown_it import MarkdownIt
 
 _parser = MarkdownIt("commonmark").enable("table")
-FRONT_MATTER = re.compile(r"\A\ufeff*---[^\S\r\n]*(?:\r\n|\r|\n)(?:.*?(?:\r\n|\r|\n))??(?:---|\.\.\.)[^\S\r\n]*(?:\r\n|\r|\n|\Z)", re.S)
+FRONT_MATTER = re.compile(
+    r"\A\ufeff*---[^\S\r\n]*(?:\r\n|\r|\n)(?:.*?(?:\r\n|\r|\n))??(?:---|\.\.\.)[^\S\r\n]*(?:\r\n|\r|\n|\Z)", re.S
+)
 
 
 def without_front_matter(text):

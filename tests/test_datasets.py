@@ -29,7 +29,10 @@ def test_questions_are_labelled_with_exact_spans():
         assert (q["kind"] == "multi_section") == bool(q.get("extra_spans")), q["id"]
 
 
-@pytest.mark.parametrize("field, values", [("kind", {"prose", "identifier", "table", "code", "multi_section"}), ("split", {"dev", "test"})])
+KINDS = {"prose", "identifier", "table", "code", "multi_section"}
+
+
+@pytest.mark.parametrize("field, values", [("kind", KINDS), ("split", {"dev", "test"})])
 def test_every_kind_and_split_is_used(field, values):
     counts = Counter(q[field] for q in QUESTIONS)
     assert set(counts) == values and min(counts.values()) >= 10

@@ -16,7 +16,6 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import academy_llm
 import labkit
 import labkit.running
 import labkit.view
@@ -203,8 +202,10 @@ def write_notebook(path: Path, script: str) -> None:
 
 
 def test_load_lab_imports_a_notebook_and_the_labs_beside_it(tmp_path):
-    write_notebook(tmp_path / "rag1-demo.ipynb", "# %%\nX = 1\n\n# %%\nif __name__ == '__main__':\n    raise SystemExit(3)\n")
-    write_notebook(tmp_path / "rag2-next.ipynb", "# %%\nfrom labkit import load_lab\n\nY = load_lab('rag1').X + 1\n")
+    write_notebook(tmp_path / "rag1-demo.ipynb",
+                   "# %%\nX = 1\n\n# %%\nif __name__ == '__main__':\n    raise SystemExit(3)\n")
+    write_notebook(tmp_path / "rag2-next.ipynb",
+                   "# %%\nfrom labkit import load_lab\n\nY = load_lab('rag1').X + 1\n")
     assert labkit.load_lab("rag2", tmp_path).Y == 2
     (tmp_path / "rag1-demo.py").write_text("X = 10\n")
     assert labkit.load_lab("rag1", tmp_path).X == 10  # a script beside its notebook comes first

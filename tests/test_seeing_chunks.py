@@ -104,7 +104,8 @@ def test_colour_only_for_a_terminal_without_no_color(monkeypatch):
 
 VIEW_IN_A_SCRIPT = (
     "from academy_llm import make_chunk\nfrom labkit import view_chunks\n"
-    "view_chunks('chunk chunk chunk', [make_chunk('chunk chunk chunk', 0, 11), make_chunk('chunk chunk chunk', 6, 17)])\n"
+    "text = 'chunk chunk chunk'\n"
+    "view_chunks(text, [make_chunk(text, 0, 11), make_chunk(text, 6, 17)])\n"
 )
 
 

@@ -97,7 +97,7 @@ STUDENT_REQUIREMENTS = (
         ("jupyterlab", "ipykernel", "ipython", "jupytext", "nbformat"),
     ),
 )
-PROJECT_ONLY = {"nbclient", "nbconvert", "selenium"}  # the project's notebook and browser checks
+PROJECT_ONLY = {"nbclient", "nbconvert", "selenium", "ruff"}  # the project's notebook and browser checks, its lint
 
 GITIGNORE = """\
 __pycache__/

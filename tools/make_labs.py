@@ -135,7 +135,19 @@ def stub_lines(todo: Todo) -> list[str]:
     if len(todo.hints) > 1:
         lines.append(f"{indent}#   More help: {todo.ask(2)}.")
         message += f" More help: {todo.ask(2)}."
-    return lines + [f"{indent}raise NotImplementedError({message!r})"]
+    return lines + raise_lines(indent, message)
+
+
+def raise_lines(indent: str, message: str) -> list[str]:
+    """`raise NotImplementedError(message)`, the message cut into literals that Python joins
+    back into it, so no line is longer than the lint allows."""
+    pieces = textwrap.wrap(message, WIDTH - len(indent) - 8, drop_whitespace=False,
+                           replace_whitespace=False, expand_tabs=False, break_long_words=False)
+    assert "".join(pieces) == message, message
+    if len(pieces) == 1:
+        return [f"{indent}raise NotImplementedError({literal(message)})"]
+    return ([f"{indent}raise NotImplementedError("] + [f"{indent}    {literal(piece)}" for piece in pieces]
+            + [f"{indent})"])
 
 
 def string_lines(text: str, indent: str) -> list[str]:
