@@ -31,7 +31,7 @@ from pathlib import Path
 from academy_llm import embed, top_k
 from labkit import load_lab
 
-from chunkers import SOLUTIONS, chunk_document, taking_part
+from chunkers import SOLUTIONS, Scored, chunk_document, taking_part
 from tables import print_wrong_starts, table
 
 rag8 = load_lab("rag8", SOLUTIONS)  # within_budget and the budget itself, as the lab defines them
@@ -97,19 +97,13 @@ def chroma_scores(hits, corpus_id, references):
 
 
 @dataclass
-class Scored:
-    """One chunker at one size and overlap on Chroma's benchmark (metrics in percent)."""
+class ChromaScore(Scored):
+    """Chroma's metrics, in percent."""
 
-    contender: object
-    size: int
-    overlap: int
-    chunks: int
-    tokens: float
-    recall: float
-    precision: float
-    iou: float
-    budget_recall: float  # recall over the hits that fit in rag8.TOKEN_BUDGET tokens
-    wrong_starts: int
+    recall: float = 0.0
+    precision: float = 0.0
+    iou: float = 0.0
+    budget_recall: float = 0.0  # recall over the hits that fit in rag8.TOKEN_BUDGET tokens
 
 
 def score(contender, size, overlap, embedder, corpora, questions):
@@ -131,8 +125,8 @@ def score(contender, size, overlap, embedder, corpora, questions):
         budget = chroma_scores(affordable, question["corpus_id"], question["references"])[0]
         totals = [total + value for total, value in zip(totals, top + (budget,))]
     recall, precision, iou, budget_recall = (100 * total / len(questions) for total in totals)
-    return Scored(contender, size, overlap, len(hits), sum(tokens) / len(tokens),
-                  recall, precision, iou, budget_recall, wrong)
+    return ChromaScore(contender, size, overlap, len(hits), sum(tokens) / len(tokens), wrong,
+                       recall, precision, iou, budget_recall)
 
 
 def run(embedder, folder, sizes=SIZES):

@@ -43,6 +43,18 @@ class Contender:
     pure_python: bool = True  # False: the library does its work in compiled code
 
 
+@dataclass
+class Scored:
+    """One chunker at one size and overlap, as a benchmark scored it; each benchmark adds its metrics."""
+
+    contender: Contender
+    size: int
+    overlap: int
+    chunks: int
+    tokens: float  # mean tokens in a chunk's text
+    wrong_starts: int  # chunk starts the library reported wrongly
+
+
 def exact_slices(text, pieces, offsets):
     """Chunks at the offsets a library reports, after checking each is the slice it claims."""
     chunks = []

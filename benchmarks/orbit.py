@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from academy_llm import corpus_pages, corpus_questions
 from labkit import load_lab
 
-from chunkers import COURSE, PEERS, SOLUTIONS, chunk_document, taking_part
+from chunkers import COURSE, PEERS, SOLUTIONS, Scored, chunk_document, taking_part
 from tables import print_wrong_starts, signed, table
 
 rag8 = load_lab("rag8", SOLUTIONS)
@@ -23,16 +23,10 @@ ROWS = COURSE[3]  # the same, with rag7's option of a chunk per table row
 
 
 @dataclass
-class Scored:
-    """One chunker at one size and overlap, evaluated."""
+class OrbitScore(Scored):
+    """rag8's metrics on the Orbit docs."""
 
-    contender: object
-    size: int
-    overlap: int
-    chunks: int
-    tokens: float  # mean tokens in a chunk's text
-    metrics: dict  # rag8's {kind of question or "all": {metric: mean}}
-    wrong_starts: int  # chunk starts the library reported wrongly
+    metrics: dict = None  # rag8's {kind of question or "all": {metric: mean}}
 
 
 def score(contender, size, overlap, embedder):
@@ -44,7 +38,7 @@ def score(contender, size, overlap, embedder):
         wrong += page_wrong
     metrics = rag8.evaluate(chunks, corpus_questions("test"), embedder)
     tokens = sum(chunk.n_tokens for _, chunk in chunks) / len(chunks)
-    return Scored(contender, size, overlap, len(chunks), tokens, metrics, wrong)
+    return OrbitScore(contender, size, overlap, len(chunks), tokens, wrong, metrics)
 
 
 def percent(value):

@@ -17,8 +17,9 @@ def todo_advice(error: BaseException) -> str:
     again'. Code typed in a notebook cell has a temporary file name that means
     nothing to a reader, so there the place is the cell as IPython names it:
     'word_windows() in cell In[5], line 12'. A TODO in a lab that the notebook
-    imported with load_lab is filled in that lab's own file, and the kernel
-    keeps what it imported until it is restarted.
+    imported with load_lab is filled in that lab (its script, or its notebook,
+    which writes the script on saving), and the kernel keeps what it imported
+    until it is restarted.
     """
     trace = innermost(error)
     code, line = trace.tb_frame.f_code, trace.tb_lineno
@@ -28,10 +29,7 @@ def todo_advice(error: BaseException) -> str:
     cell = notebook_cell_name(code.co_filename)
     if cell:
         return f"{code.co_name}() in cell {cell}, line {line}, then run that cell and this one again"
-    if filename.suffix == ".ipynb":
-        place = f"{filename.name}, line {line} of its cell"
-    else:
-        place = f"{filename.name}:{line}"
+    place = f"{filename.name}:{line} (or its notebook)"
     return f"{code.co_name}() in {place}, then save it and restart this notebook's kernel"
 
 

@@ -24,22 +24,10 @@ import bisect
 import re
 
 from academy_llm import (
-    DATASETS,
-    check_chunking,
-    check_lossless,
-    check_text_and_window,
-    count_tokens,
-    embed,
-    make_chunk,
-    token_starts,
-    top_k,
+    DATASETS, check_chunking, check_lossless, check_text_and_window, count_tokens, embed,
+    make_chunk, token_starts, top_k,
 )
-from labkit import (
-    Invariants,
-    run_lab,
-    tricky_cases,
-    view_chunks,
-)
+from labkit import Invariants, run_lab, tricky_cases, view_chunks
 
 # %% [markdown]
 # ## 1. Word windows

@@ -30,27 +30,11 @@ import time
 import numpy as np
 
 from academy_llm import (
-    DATASETS,
-    MAX_TOKENS_PER_CHARACTER,
-    check_chunking,
-    check_text_and_window,
-    corpus_pages,
-    count_tokens,
-    embed,
-    is_clean_cut,
-    make_chunk,
-    token_positions,
-    token_starts,
-    top_k,
+    DATASETS, MAX_TOKENS_PER_CHARACTER, check_chunking, check_text_and_window, corpus_pages,
+    count_tokens, embed, is_clean_cut, make_chunk, token_positions, token_starts, top_k,
 )
 from labkit import (
-    Invariants,
-    load_lab,
-    plot_chunk_sizes,
-    run_lab,
-    show_figure,
-    tricky_cases,
-    view_chunks,
+    Invariants, load_lab, plot_chunk_sizes, run_lab, show_figure, tricky_cases, view_chunks,
 )
 
 rag4 = load_lab("rag4")  # token_windows, for runs with no seam at all

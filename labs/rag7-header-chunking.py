@@ -27,24 +27,10 @@ from dataclasses import replace
 from functools import partial
 
 from academy_llm import (
-    check_text_and_window,
-    corpus_pages,
-    corpus_questions,
-    count_tokens,
-    embed,
-    is_clean_cut,
-    make_chunk,
-    top_k,
+    check_text_and_window, corpus_pages, corpus_questions, count_tokens, embed, is_clean_cut,
+    make_chunk, top_k,
 )
-from labkit import (
-    TRICKY_TEXTS,
-    Case,
-    Invariants,
-    load_lab,
-    returns,
-    run_lab,
-    view_chunks,
-)
+from labkit import TRICKY_TEXTS, Case, Invariants, load_lab, returns, run_lab, view_chunks
 
 rag5 = load_lab("rag5")  # packing_budget
 rag6 = load_lab("rag6")  # front_matter, read_document, section_chunks

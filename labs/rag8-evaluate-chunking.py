@@ -32,22 +32,8 @@
 # %%
 import time
 
-from academy_llm import (
-    corpus_pages,
-    corpus_questions,
-    count_tokens,
-    embed,
-    make_chunk,
-    top_k_each,
-)
-from labkit import (
-    Case,
-    Invariants,
-    load_lab,
-    returns,
-    run_lab,
-    show_figure,
-)
+from academy_llm import corpus_pages, corpus_questions, count_tokens, embed, make_chunk, top_k_each
+from labkit import Case, Invariants, load_lab, returns, run_lab, show_figure
 
 rag4 = load_lab("rag4")
 rag5 = load_lab("rag5")

@@ -26,24 +26,11 @@ import time
 import numpy as np
 
 from academy_llm import (
-    DATASETS,
-    check_chunking,
-    check_text_and_window,
-    corpus_pages,
-    corpus_questions,
-    embed,
-    make_chunk,
-    top_k,
+    DATASETS, check_chunking, check_text_and_window, corpus_pages, corpus_questions, embed,
+    make_chunk, top_k,
 )
 from labkit import (
-    Case,
-    Invariants,
-    load_lab,
-    returns,
-    run_lab,
-    show_figure,
-    tricky_cases,
-    view_chunks,
+    Case, Invariants, load_lab, returns, run_lab, show_figure, tricky_cases, view_chunks,
 )
 
 rag5 = load_lab("rag5")  # TokenIndex, SEAMS, split_at_seams, pack, mend

@@ -46,7 +46,7 @@ OUTER_GUARD = 120.0  # seconds beyond a test's limit before pytest-timeout stops
 # (fair to every student, quick for CI) and skips the "explain" phase, which
 # reruns a failing test many times over to say which parts of its input matter
 # (seconds per failure, and the one-line reason does not show it). "deep"
-# searches far wider, with a time limit to match (see the README):
+# searches far wider, with a time limit to match (see docs/maintainers.md):
 #     pytest --hypothesis-profile=deep --timeout=600
 settings.register_profile(
     "fast",
@@ -69,7 +69,7 @@ def pytest_addoption(parser):
     group.addoption(
         "--lab-dir",
         default=str(REFERENCE_LABS if REFERENCE_LABS.is_dir() else STUDENT_LABS),
-        help="folder whose lab files (rag4-chunking.py, or .ipynb) are graded "
+        help="folder whose lab files (rag4-chunking.py, ...) are graded "
              "(default: solutions/, or labs/ where there is no solutions/)",
     )
     group.addoption("--grade-json", default=None, help="also write the scores as JSON to this file")
@@ -116,22 +116,25 @@ def course_lab_files() -> dict:
 def find_lab_file(lab: str, folder: Path) -> tuple:
     """(the file to grade for `lab` in `folder` or None, warnings about the others, or why none).
 
-    The exact name comes first (rag4-chunking.py, then rag4-chunking.ipynb), so
-    a stray "rag4-chunking (1).py" beside it is ignored with a warning. Without
-    it, one other rag4-*.py (or .ipynb) is taken, also with a warning.
+    The exact name comes first, so a stray "rag4-chunking (1).py" beside it is
+    ignored with a warning. Without it, one other rag4-*.py is taken, also with
+    a warning. A notebook is graded through its script: Jupyter writes it on
+    saving (tools/make_notebooks.py pairs the two).
     """
     exact = course_lab_files().get(lab, f"{lab}.py")
-    candidates = sorted(set(folder.glob(f"{lab}-*.py")) | set(folder.glob(f"{lab}-*.ipynb")))
-    for name in (exact, exact[:-3] + ".ipynb"):
-        if (folder / name).is_file():
-            others = [path.name for path in candidates if path.name != name]
-            warnings = [f"ignored {other!r}: only {name} is graded" for other in others]
-            return folder / name, warnings, ""
+    candidates = sorted(folder.glob(f"{lab}-*.py"))
+    if (folder / exact).is_file():
+        others = [path.name for path in candidates if path.name != exact]
+        return folder / exact, [f"ignored {other!r}: only {exact} is graded" for other in others], ""
     if len(candidates) == 1:
         return candidates[0], [f"graded {candidates[0].name}; name it {exact}"], ""
     if candidates:
         names = ", ".join(path.name for path in candidates)
         return None, [], f"several {lab} files in {folder} ({names}) and none named {exact}; keep one"
+    notebooks = sorted(path.name for path in folder.glob(f"{lab}-*.ipynb"))
+    if notebooks:
+        return None, [], (f"{folder} has the notebook {notebooks[0]} but no {exact}; grade the labs/ folder "
+                          f"its saves write to, or: jupytext --to py:percent {notebooks[0]}")
     return None, [], f"no {lab} lab file in {folder}: expected {exact}"
 
 

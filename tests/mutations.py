@@ -143,9 +143,9 @@ MUTATIONS = [
         "return tuple(entry for entry in path if entry[0] <= level) + ((level, title),)",
     ),
     Mutation(
-        "rag6", "chunk_section", "mends a list word by word, cutting the fence inside it",
-        "mended = mend_around(text, piece_start, piece_end, max_tokens, regions, index)",
-        "mended = rag5.mend(text, piece_start, piece_end, max_tokens)",
+        "rag6", "chunk_section", "mends a chunk over budget word by word, cutting the fence inside it",
+        "chunks += repack_exactly(text, inner, max_tokens, index, regions)",
+        "chunks += [(s, e, index.count(s, e)) for s, e in rag5.mend(text, start, end, max_tokens)]",
     ),
     # ---- rag7: make_header, header_chunks
     Mutation(

@@ -93,7 +93,7 @@ def test_the_student_readme_says_what_to_run(handout):
         "python labs/rag4-chunking.py",
         "pytest",
         "jupyter lab",
-        "pytest --lab-dir=notebooks/labs",
+        "writes `labs/rag4-chunking.py`",
     ):
         assert command in readme, command
     assert "solutions" not in readme

@@ -1,6 +1,6 @@
 """The labs as a student meets them: solutions pass offline, stubs stop at a TODO with its first
-hint and give the next levels on request (`--hint`), labs/ in sync; and the README quotes what
-the solutions print, its images show what they make (tools/make_docs.py)."""
+hint and give the next levels on request (`--hint`), labs/ in sync; and the docs quote what the
+solutions print, and their images show what they make (tools/make_docs.py)."""
 
 import ast
 import importlib.util
@@ -40,7 +40,7 @@ def make_docs():
     return module
 
 
-DOCS = make_docs()  # what the README quotes from the labs; what docs/'s images say they show
+DOCS = make_docs()  # what the docs quote from the labs; what docs/'s images say they show
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class LabRun:
 
 @pytest.fixture(scope="module")
 def solution_run(tmp_path_factory):
-    """A solution lab run offline, once: its test and the checks of the README share the run.
+    """A solution lab run offline, once: its test and the checks of the docs share the run.
 
     The runs were started right after collection (start_early), two at a time,
     the slowest first; a lab no run started is run here.
@@ -102,23 +102,24 @@ def test_solution_lab_passes_offline(solution, solution_run):
 
 
 # --------------------------------------------------------------------------
-# The README quotes the labs, and the images of docs/ show what they make
+# The docs quote the labs (README.md, benchmarks/README.md: make_docs.PAGES),
+# and the images of docs/ show what they make
 # --------------------------------------------------------------------------
 # Checked against the runs above (no lab runs again) with tools/make_docs.py's
 # own code, so that this test and the tool cannot disagree on what is stale.
 
-README_BLOCKS = DOCS.readme_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+QUOTED_BLOCKS = DOCS.quoted_blocks(DOCS.read_pages())  # every quote, whichever page it is on
 REFRESH = "run: python tools/make_docs.py"
 
 
-@pytest.mark.parametrize("block", README_BLOCKS, ids=lambda block: f"{block.lab}-{block.name}")
-def test_the_readme_quotes_what_the_lab_prints(block, solution_run):
+@pytest.mark.parametrize("block", QUOTED_BLOCKS, ids=lambda block: f"{block.lab}-{block.name}")
+def test_the_docs_quote_what_the_lab_prints(block, solution_run):
     stdout = solution_run(block.lab).result.stdout
     absent = block.quote.absent(stdout)
     if absent:
         pytest.skip(f"{block.lab} printed {absent!r}: nothing to check the quote against")
     printed = block.quote.content(stdout)
-    assert block.content == printed, f"README.md's {block.marker} is stale; {REFRESH}"
+    assert block.content == printed, f"{block.page}'s {block.marker} is stale; {REFRESH}"
 
 
 def test_the_images_of_docs_show_what_the_labs_make(solution_run):
@@ -207,8 +208,9 @@ def test_every_todo_shows_its_level_1_and_carries_three_levels(solution):
     stub = make_labs().student_version(solution.read_text(encoding="utf-8"), solution.name)
     assert "BEGIN SOLUTION" not in stub and "END SOLUTION" not in stub, "refused by the handout"
     hints = names_of(re.search(r"^HINTS = \{$.*?^\}$", stub, re.M | re.S).group())["HINTS"]
-    raises = re.findall(r"raise NotImplementedError\((.*)\)$", stub, re.M)
-    raised = [ast.literal_eval(message) for message in raises]
+    raises = [node for node in ast.walk(ast.parse(stub)) if isinstance(node, ast.Raise)
+              and getattr(getattr(node.exc, "func", None), "id", "") == "NotImplementedError"]
+    raised = [node.exc.args[0].value for node in sorted(raises, key=lambda node: node.lineno)]
     assert [re.match(r"TODO\(\w+\) (\w+)\(\)", text).group(1) for text in raised] == list(hints)
     for message, (function, levels) in zip(raised, hints.items()):
         assert sorted(levels) == [1, 2, 3], f"{function}() needs all three levels"

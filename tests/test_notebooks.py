@@ -84,9 +84,10 @@ def run_notebook(path: Path):
 def notebook_copy(tmp_path_factory) -> Path:
     """A copy of notebooks/ to run from, so that what a run leaves behind (a lab
     may save a file in its folder) stays out of the repository."""
-    copy = tmp_path_factory.mktemp("notebooks")
-    shutil.copytree(NOTEBOOKS, copy, dirs_exist_ok=True)
-    return copy
+    copy = tmp_path_factory.mktemp("course")
+    for folder in ("notebooks", "labs", "solutions"):  # a notebook's earlier labs are its paired scripts
+        shutil.copytree(ROOT / folder, copy / folder)
+    return copy / "notebooks"
 
 
 @pytest.fixture(scope="module")
@@ -196,33 +197,46 @@ def test_student_notebook_stops_at_its_first_todo_with_the_scripts_hint(notebook
 # --------------------------------------------------------------------------
 
 
-def write_notebook(path: Path, script: str) -> None:
-    """A lab notebook made from `script` by the course's own generator."""
-    path.write_text(make_notebooks().notebook_text(script), encoding="utf-8")
+def test_saving_a_student_notebook_in_jupyter_writes_its_lab_script(tmp_path):
+    """One copy of the work: Jupyter's jupytext contents manager, started in the course's
+    folder, saves the notebook's code into labs/, where the grader reads it."""
+    from jupytext.sync_contentsmanager import TextFileContentsManager
+
+    for folder in ("labs", "notebooks/labs"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    notebook = "notebooks/labs/rag4-chunking.ipynb"
+    contents = TextFileContentsManager(root_dir=str(tmp_path))
+    model = contents.get(notebook)
+    stub, work = "    raise NotImplementedError(", "    return []  # my work\n    raise NotImplementedError("
+    cell = next(cell for cell in model["content"].cells if "def word_windows" in cell.source)
+    cell.source = cell.source.replace(stub, work, 1)
+    contents.save(model, notebook)
+    script = (tmp_path / "labs" / "rag4-chunking.py").read_text(encoding="utf-8")
+    assert script == (ROOT / "labs" / "rag4-chunking.py").read_text(encoding="utf-8").replace(stub, work, 1)
+    again = [cell.source for cell in contents.get(notebook)["content"].cells]
+    assert again == [cell.source for cell in model["content"].cells]  # opened again: the same work
 
 
-def test_load_lab_imports_a_notebook_and_the_labs_beside_it(tmp_path):
-    write_notebook(tmp_path / "rag1-demo.ipynb",
-                   "# %%\nX = 1\n\n# %%\nif __name__ == '__main__':\n    raise SystemExit(3)\n")
-    write_notebook(tmp_path / "rag2-next.ipynb",
-                   "# %%\nfrom labkit import load_lab\n\nY = load_lab('rag1').X + 1\n")
-    assert labkit.load_lab("rag2", tmp_path).Y == 2
-    (tmp_path / "rag1-demo.py").write_text("X = 10\n")
-    assert labkit.load_lab("rag1", tmp_path).X == 10  # a script beside its notebook comes first
+def test_a_notebook_loads_the_labs_of_the_scripts_it_is_paired_with(tmp_path, monkeypatch):
+    (tmp_path / "notebooks" / "labs").mkdir(parents=True)
+    (tmp_path / "labs").mkdir()
+    (tmp_path / "labs" / "rag1-demo.py").write_text("X = 1\n")
+    monkeypatch.chdir(tmp_path / "notebooks" / "labs")  # where Jupyter runs notebooks/labs/rag2-....ipynb
+    assert labkit.loading.lab_folder(None) == tmp_path / "labs"
+    assert labkit.loading.lab_folder(str(tmp_path / "labs" / "rag2-next.py")) == tmp_path / "labs"
 
 
-def test_a_todo_in_an_imported_notebook_says_where_and_that_the_kernel_must_restart(tmp_path, monkeypatch):
-    write_notebook(
-        tmp_path / "rag3-todo.ipynb",
-        "# %%\nimport math\n\n# %%\ndef area(r):\n    raise NotImplementedError('TODO(rag3) area(): pi r squared')\n",
+def test_a_todo_in_a_lab_a_notebook_imported_says_where_and_that_the_kernel_must_restart(tmp_path, monkeypatch):
+    (tmp_path / "rag3-todo.py").write_text(
+        "import math\n\n\ndef area(r):\n    raise NotImplementedError('TODO(rag3) area(): pi r squared')\n"
     )
     lab = labkit.load_lab("rag3", tmp_path)
     with pytest.raises(NotImplementedError) as error:
         lab.area(1)
-    assert labkit.running.todo_advice(error.value) == "rag3-todo.ipynb:2 in area(), then run the lab again"
+    assert labkit.running.todo_advice(error.value) == "rag3-todo.py:5 in area(), then run the lab again"
     monkeypatch.setattr(labkit.running, "in_notebook", lambda: True)  # as in a notebook's kernel
     assert labkit.running.todo_advice(error.value) == (
-        "area() in rag3-todo.ipynb, line 2 of its cell, then save it and restart this notebook's kernel"
+        "area() in rag3-todo.py:5 (or its notebook), then save it and restart this notebook's kernel"
     )
 
 

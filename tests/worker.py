@@ -96,7 +96,6 @@ def load_trusted() -> dict:
     academy_llm.tokenizer()
     academy_llm.embed([], "wordllama")
     academy_llm.embed(["warm"], "hash")
-    import IPython.core.inputtransformer2  # noqa: F401  (a notebook lab is read with it)
 
     given = {}
     for name, path in CONFIG["given"].items():
@@ -140,11 +139,7 @@ def load_exact(name: str, resolved):
     import importlib.util
 
     module_name = f"lab_{name}_graded"
-    if resolved.suffix == ".ipynb":
-        spec = importlib.util.spec_from_loader(
-            module_name, labkit.loading.NotebookLoader(resolved), origin=str(resolved))
-    else:
-        spec = importlib.util.spec_from_file_location(module_name, resolved)
+    spec = importlib.util.spec_from_file_location(module_name, resolved)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)

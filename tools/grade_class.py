@@ -6,8 +6,9 @@
 
 SUBMISSIONS is a folder with one folder or .zip per student, or a .zip of such
 a folder; a student's id is the name of their folder (or zip). Their lab files
-(rag4-chunking.py ... or notebooks, rag4-chunking.ipynb ...) may sit up to
-three folders down. Each student is graded by the course's grader in a process
+(rag4-chunking.py ... or notebooks, rag4-chunking.ipynb ..., graded as the
+script jupytext makes of each, as Jupyter saves it) may sit up to three
+folders down. Each student is graded by the course's grader in a process
 of its own, N at a time (-j, default 2), from the course's folder:
 
     python -m pytest -q -p no:cacheprovider tests/grading --lab-dir LABS \\
@@ -229,13 +230,35 @@ def stage(submission: Submission, dest: Path, labs: list[str]) -> Staged:
             by_lab.setdefault(lab, []).append(path)
     for lab, paths in sorted(by_lab.items()):
         chosen, *others = sorted(paths, key=lambda path: preference(submission.folder, path))
-        staged.files[lab] = Path(shutil.copyfile(chosen, dest / chosen.name))
+        try:
+            staged.files[lab] = graded_copy(chosen, dest)
+        except ValueError as problem:
+            staged.notes.append(f"{chosen.relative_to(submission.folder)} was not graded: {problem}")
         staged.notes += [
             f"{other.relative_to(submission.folder)} was not graded: "
             f"{chosen.relative_to(submission.folder)} was graded for {lab}"
             for other in others
         ]
     return staged
+
+
+def graded_copy(path: Path, dest: Path) -> Path:
+    """The file the grader reads, in `dest`: a script as it is; a notebook as the script
+    Jupyter would save beside it (the two are paired through jupytext).
+
+    ValueError, saying why, for a notebook that jupytext cannot read.
+    """
+    if path.suffix == ".py":
+        return Path(shutil.copyfile(path, dest / path.name))
+    import jupytext
+
+    try:
+        script = jupytext.writes(jupytext.read(path), fmt="py:percent")
+    except Exception as error:  # a notebook file is the student's: anything may be in it
+        raise ValueError(f"not a notebook jupytext can read ({type(error).__name__})") from None
+    copy = dest / path.with_suffix(".py").name
+    copy.write_text(script, encoding="utf-8")
+    return copy
 
 
 def submission_hash(staged: Staged, labs: list[str]) -> str:

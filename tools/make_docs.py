@@ -1,11 +1,12 @@
-"""Write what the README quotes from the labs, and the images of docs/, from the labs' own runs.
+"""Write what the docs quote from the labs, and the images of docs/, from the labs' own runs.
 
-    python tools/make_docs.py            # rewrite the README's lab output and stale images
+    python tools/make_docs.py            # rewrite the quoted lab output and stale images
     python tools/make_docs.py --check    # exit 1, listing what is stale; writes nothing
     python tools/make_docs.py --redraw   # redraw both images even if what they show is current
 
-The README quotes what labs print between markers, on a line of their own
-for a code block, or inside a sentence for an inline quote:
+The pages in PAGES (README.md, benchmarks/README.md) quote what labs print
+between markers, on a line of their own for a code block, or inside a
+sentence for an inline quote:
 
     <!-- lab-output rag8: strategies -->
     ```text
@@ -15,7 +16,8 @@ for a code block, or inside a sentence for an inline quote:
 
     ... it is plain text: <!-- lab-output rag5: chunk-label -->`{#2 ...}`<!-- /lab-output -->
 
-The name after the lab says what is quoted (QUOTES below). The tool runs the
+The name after the lab says what is quoted (QUOTES below); each quote is on
+one of the pages, once, and may move from one page to another. The tool runs the
 reference labs offline, as tests/offline.py runs them, in a folder of their
 own, and puts what they printed between the markers.
 
@@ -48,6 +50,8 @@ import labkit.view
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+# The pages that quote the labs. A quote may sit on any of them; each quote of QUOTES is on one.
+PAGES = (README, ROOT / "benchmarks" / "README.md")
 CHUNK_SIZES = ROOT / "docs" / "chunk-sizes.png"
 CHUNK_VIEW = ROOT / "docs" / "chunk-view.png"
 RAG6_PLOT = "rag6-chunk-sizes.png"  # where rag6 saves its plot, in the folder it runs from
@@ -76,12 +80,12 @@ class DocsError(Exception):
     """Something the docs cannot be made from; the message says what, in one line."""
 
 
-# ---- what the README quotes ----------------------------------------------------------
+# ---- what the pages quote ----------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Quote:
-    """Something a lab prints that the README quotes, and how the README shows it."""
+    """Something a lab prints that a page quotes, and how the page shows it."""
 
     lab: str
     name: str
@@ -98,7 +102,7 @@ class Quote:
         return ""
 
     def content(self, stdout: str) -> str:
-        """What the README holds between this quote's markers."""
+        """What a page holds between this quote's markers."""
         text = self.extract(stdout)
         return f"`{text}`" if self.inline else f"\n```text\n{text}\n```\n"
 
@@ -128,7 +132,7 @@ class Table:
     """Lines of a table a lab prints under a step's heading ('2. ...'), to quote as printed.
 
     A step is found by its heading's words, not its number, and quoted
-    without the number: a lab that gains a step leaves the README as it was.
+    without the number: a lab that gains a step leaves the pages as they were.
     The heading and the column header are always quoted, with the `rows` and
     the `notes` (lines under the table) that match. A table with a column of
     timings is quoted up to that column (`cut_at`, its name): times differ
@@ -194,18 +198,19 @@ QUOTES = (
 )
 
 
-# ---- the README's blocks -------------------------------------------------------------
+# ---- the pages' blocks --------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Block:
-    """A quote in the README: its lab and name, and what it holds between its markers."""
+    """A quote on a page: its lab and name, and what it holds between its markers."""
 
     lab: str
     name: str
     content: str
-    start: int  # where the content is in the README
+    start: int  # where the content is on its page
     end: int
+    page: str = "README.md"  # the page, from the repository's folder
 
     @property
     def marker(self) -> str:
@@ -216,55 +221,70 @@ class Block:
         return next(q for q in QUOTES if (q.lab, q.name) == (self.lab, self.name))
 
 
-def readme_blocks(readme: str) -> list[Block]:
-    """The README's quotes, in order; each quote of QUOTES once, each marker closed."""
+def read_pages() -> dict[str, str]:
+    """The text of each page of PAGES, by its path from the repository's folder."""
+    return {str(path.relative_to(ROOT)): path.read_text(encoding="utf-8") for path in PAGES}
+
+
+def page_blocks(text: str, page: str = "README.md") -> list[Block]:
+    """One page's quotes, in order; each marker closed, each quote known and there once."""
     blocks = [
-        Block(m.group(1), m.group(2), m.group(3), m.start(3), m.end(3))
-        for m in BLOCK.finditer(readme)
+        Block(m.group(1), m.group(2), m.group(3), m.start(3), m.end(3), page)
+        for m in BLOCK.finditer(text)
     ]
-    if len(re.findall(r"<!-- lab-output rag", readme)) != len(blocks):
-        raise DocsError("README.md has a lab-output marker that no '<!-- /lab-output -->' closes")
+    if len(re.findall(r"<!-- lab-output rag", text)) != len(blocks):
+        raise DocsError(f"{page} has a lab-output marker that no '<!-- /lab-output -->' closes")
     found = [(block.lab, block.name) for block in blocks]
     known = [(quote.lab, quote.name) for quote in QUOTES]
     for lab, name in found:
         if (lab, name) not in known:
-            raise DocsError(f"README.md quotes '{lab}: {name}', unknown to tools/make_docs.py")
+            raise DocsError(f"{page} quotes '{lab}: {name}', unknown to tools/make_docs.py")
         if found.count((lab, name)) > 1:
-            raise DocsError(f"README.md quotes '{lab}: {name}' twice")
-    for lab, name in known:
-        if (lab, name) not in found:
-            raise DocsError(f"README.md has no '<!-- lab-output {lab}: {name} -->' block")
+            raise DocsError(f"{page} quotes '{lab}: {name}' twice")
     for block in blocks:
-        line_start = readme.rfind("\n", 0, block.start) + 1
-        if block.quote.inline and readme.startswith(block.marker, line_start):
+        line_start = text.rfind("\n", 0, block.start) + 1
+        if block.quote.inline and text.startswith(block.marker, line_start):
             # Markdown reads a line that starts with '<!--' as HTML, quote and all.
-            raise DocsError(f"README.md: {block.marker} is inline, so it must not start a line")
+            raise DocsError(f"{page}: {block.marker} is inline, so it must not start a line")
+    return blocks
+
+
+def quoted_blocks(pages: dict[str, str]) -> list[Block]:
+    """The quotes of all pages (read_pages()), page by page; each quote of QUOTES on one, once."""
+    blocks = [block for page, text in pages.items() for block in page_blocks(text, page)]
+    for lab, name in [(quote.lab, quote.name) for quote in QUOTES]:
+        on = [block.page for block in blocks if (block.lab, block.name) == (lab, name)]
+        if not on:
+            raise DocsError(f"no page has a '<!-- lab-output {lab}: {name} -->' block "
+                            f"(pages: {', '.join(pages)})")
+        if len(on) > 1:
+            raise DocsError(f"'{lab}: {name}' is quoted on {' and '.join(on)}; quote it on one page")
     return blocks
 
 
 @dataclass(frozen=True)
 class Refresh:
-    """The README with every quote as the labs print it now, and what changed or was kept."""
+    """A page with every quote as the labs print it now, and what changed or was kept."""
 
     text: str
     stale: list[str]
     kept: list[str]
 
 
-def refresh_readme(readme: str, stdouts: dict[str, str]) -> Refresh:
-    """Put what each lab printed (`stdouts`, by lab) between the README's markers."""
+def refresh_page(text: str, stdouts: dict[str, str], page: str = "README.md") -> Refresh:
+    """Put what each lab printed (`stdouts`, by lab) between the page's markers."""
     parts, stale, kept, position = [], [], [], 0
-    for block in readme_blocks(readme):
+    for block in page_blocks(text, page):
         stdout = stdouts[block.lab]
         absent = block.quote.absent(stdout)
         content = block.content if absent else block.quote.content(stdout)
         if absent:
-            kept.append(f"README.md: {block.marker} kept as it is: {block.lab} printed {absent!r}")
+            kept.append(f"{page}: {block.marker} kept as it is: {block.lab} printed {absent!r}")
         elif content != block.content:
-            stale.append(f"README.md: {block.marker} differs from what {block.lab} prints")
-        parts += [readme[position : block.start], content]
+            stale.append(f"{page}: {block.marker} differs from what {block.lab} prints")
+        parts += [text[position : block.start], content]
         position = block.end
-    return Refresh("".join(parts + [readme[position:]]), stale, kept)
+    return Refresh("".join(parts + [text[position:]]), stale, kept)
 
 
 # ---- images that say what they show ---------------------------------------------------
@@ -439,18 +459,22 @@ def main(argv=None) -> int:
                         help="redraw both images even if what they show is current")
     args = parser.parse_args(argv)
     try:
-        readme = README.read_text(encoding="utf-8")
-        labs = sorted({block.lab for block in readme_blocks(readme)} | {"rag5", "rag6"})
+        pages = read_pages()
+        labs = sorted({block.lab for block in quoted_blocks(pages)} | {"rag5", "rag6"})
         with tempfile.TemporaryDirectory() as scratch:
             stdouts = run_labs(labs, Path(scratch))
-            refresh = refresh_readme(readme, stdouts)
-            stale = refresh.stale + stale_images(stdouts["rag5"], Path(scratch) / "rag6")
-            print("\n".join(refresh.kept + (stale or ["README.md and docs/ are current"])))
+            refreshes = {page: refresh_page(text, stdouts, page) for page, text in pages.items()}
+            kept = [line for refresh in refreshes.values() for line in refresh.kept]
+            stale = [line for refresh in refreshes.values() for line in refresh.stale]
+            stale += stale_images(stdouts["rag5"], Path(scratch) / "rag6")
+            current = f"{', '.join(pages)} and docs/ are current"
+            print("\n".join(kept + (stale or [current])))
             if args.check:
                 return 1 if stale else 0
-            if refresh.text != readme:
-                README.write_text(refresh.text, encoding="utf-8")
-                print("wrote README.md")
+            for page, refresh in refreshes.items():
+                if refresh.text != pages[page]:
+                    (ROOT / page).write_text(refresh.text, encoding="utf-8")
+                    print(f"wrote {page}")
             write_images(stdouts["rag5"], Path(scratch) / "rag6", args.redraw)
     except DocsError as error:
         print(f"make_docs: {error}", file=sys.stderr)

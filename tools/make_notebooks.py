@@ -8,11 +8,17 @@ with `python` and reads as a notebook. This tool writes that notebook:
     notebooks/labs/rag4-chunking.ipynb        from the student version of it,
                                               the text make_labs.py writes to labs/
 
+Each notebook is paired with its script through jupytext: in Jupyter (with
+jupytext installed, as requirements.txt does) saving notebooks/labs/rag4-....ipynb
+also writes labs/rag4-....py, and opening it reads the code from that script.
+So a student's work has one copy, the script, whichever form they work in, and
+the grader reads it.
+
 The notebooks are written for clean diffs: no outputs, no execution counts,
 cell ids cell-0, cell-1, ... instead of random ones, and the same metadata
-every time (the python3 kernel, and jupytext's note that the notebook turns
-back into exactly its script). A test fails when notebooks/ drifts from the
-scripts.
+every time (the python3 kernel, the pairing, and jupytext's note that the
+notebook turns back into exactly its script). A test fails when notebooks/
+drifts from the scripts.
 
 Usage:
     python tools/make_notebooks.py          # rewrite notebooks/
@@ -44,10 +50,12 @@ def make_labs():
     return module
 
 
-def notebook_text(script: str) -> str:
-    """The .ipynb file, as text, for a lab script in percent format."""
+def notebook_text(script: str, folder: str) -> str:
+    """The .ipynb file, as text, for a lab script in percent format, paired with the
+    script of the same name in `folder` ("labs" or "solutions")."""
     notebook = jupytext.reads(script, fmt="py:percent")
-    notebook.metadata = {"jupytext": dict(JUPYTEXT_METADATA), "kernelspec": dict(KERNELSPEC)}
+    pairing = {"formats": f"notebooks/{folder}//ipynb,{folder}//py:percent"}  # with Jupyter started here
+    notebook.metadata = {"jupytext": pairing | JUPYTEXT_METADATA, "kernelspec": dict(KERNELSPEC)}
     for number, cell in enumerate(notebook.cells):
         cell.id = f"cell-{number}"
     nbformat.validate(notebook)
@@ -61,8 +69,8 @@ def expected_notebooks() -> dict[Path, str]:
     for solution in sorted(SOLUTIONS.glob("rag*-*.py")):
         script = solution.read_text(encoding="utf-8")
         name = solution.with_suffix(".ipynb").name
-        notebooks[NOTEBOOKS / "solutions" / name] = notebook_text(script)
-        notebooks[NOTEBOOKS / "labs" / name] = notebook_text(labs.student_version(script, solution.name))
+        notebooks[NOTEBOOKS / "solutions" / name] = notebook_text(script, "solutions")
+        notebooks[NOTEBOOKS / "labs" / name] = notebook_text(labs.student_version(script, solution.name), "labs")
     return notebooks
 
 
