@@ -37,7 +37,7 @@ def load_lab(name: str, folder=None):
     """Import lab `name` ("rag4") as a module, without running its demo.
 
     By default the lab comes from lab_folder: labs/ for a student, solutions/
-    for the reference. (The grader chooses the earlier labs itself: tests/worker.py.)
+    for the reference. (The grader chooses the earlier labs itself: tools/grading/worker.py.)
     """
     if folder is None:
         folder = lab_folder(sys._getframe(1).f_globals.get("__file__"))

@@ -263,7 +263,7 @@ class GradeBook:
         for (lab, function), by_test in tests.items():
             points = POINTS.get(lab, {}).get(function)
             if points is None:
-                raise pytest.UsageError(f"{lab}.{function} has no points in tests/points.py")
+                raise pytest.UsageError(f"{lab}.{function} has no points in tools/grading/points.py")
             for cases in by_test.values():
                 shares.update({item.nodeid: points / len(by_test) / len(cases) for item in cases})
         for item in graded:  # in the order they run

@@ -15,6 +15,7 @@ import pytest
 
 import academy_llm
 from labkit import load_lab
+from doc_tables import code_table
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 SECTION = "## When something goes wrong"
@@ -26,14 +27,7 @@ def readme_errors() -> dict[str, str]:
     text = README.read_text(encoding="utf-8")
     if SECTION not in text:
         return {}
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
-    rows = {}
-    for line in section.splitlines():
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        code = re.fullmatch(r"(`+) ?(.*?) ?\1", cells[-1]) if len(cells) == 2 else None
-        if code:
-            rows[cells[0]] = code.group(2)
-    return rows
+    return code_table(text.split(SECTION, 1)[1].split("\n## ", 1)[0])
 
 
 def message_pattern(message: str) -> re.Pattern:

@@ -1,4 +1,4 @@
-"""tools/grade_class.py and tools/similarity.py: a class of four graded end to end, and the parts.
+"""tools/grading/grade_class.py and tools/grading/similarity.py: a class of four graded end to end, and the parts.
 
 The class: "ref" hands in the reference solutions, "stubs" the unfinished
 notebooks (whose rag4 also tries to read ref's work), "rag4only" one finished
@@ -21,14 +21,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOLS = ROOT / "tools"
+TOOLS = ROOT / "tools" / "grading"  # the grader's machinery
 LABS = "rag4,rag8"
 
 pytestmark = pytest.mark.timeout(300)  # the class is graded by fresh pytest runs
 
 
 def tool(name: str):
-    """A module of tools/; they import each other by name, so tools/ goes on the path."""
+    """A module of tools/grading/; they import each other by name, so it goes on the path."""
     if str(TOOLS) not in sys.path:
         sys.path.insert(0, str(TOOLS))
     return importlib.import_module(name)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from points import POINTS
+from doc_tables import code_table
 
 ROOT = Path(__file__).resolve().parent.parent
 GRADING = ("tests/grading",)
@@ -423,14 +424,7 @@ MESSAGES = ROOT / "docs" / "instructors.md"
 
 def message_table() -> dict[str, str]:
     """{what happened: the message} from the instructors' page's table of failure messages."""
-    section = MESSAGES.read_text(encoding="utf-8").split("## 6. What a failure message means", 1)[1]
-    rows = {}
-    for line in section.splitlines():
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        code = re.fullmatch(r"`(.*)`", cells[-1]) if len(cells) == 2 else None
-        if code:
-            rows[cells[0]] = code.group(1)
-    return rows
+    return code_table(MESSAGES.read_text(encoding="utf-8").split("## 6. What a failure message means", 1)[1])
 
 
 @pytest.mark.heavy

@@ -1,4 +1,4 @@
-"""The handout (tools/make_handout.py): no reference code in it, and it works as a student's copy.
+"""The handout (tools/grading/make_handout.py): no reference code in it, and it works as a student's copy.
 
 The handout is built once into a temporary folder. Its lab and grading tests
 run there as a student runs them, with the handout's own academy_llm: the
@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOL = ROOT / "tools" / "make_handout.py"
+TOOL = ROOT / "tools" / "grading" / "make_handout.py"
 
 
 def load_make_handout():
-    """tools/make_handout.py as a module, to build in this process and reach its checks."""
+    """tools/grading/make_handout.py as a module, to build in this process and reach its checks."""
     spec = importlib.util.spec_from_file_location("make_handout", TOOL)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -262,14 +262,18 @@ def stale_labs() -> list[str]:
     return sorted(stale)
 
 
+def report_stale(stale: list[str], folder: str, tool: str, source: str) -> int:
+    """What --check says of `folder` (made by `tool` from `source`): 1 and what is stale, or 0."""
+    if stale:
+        print(f"{folder} is out of date ({', '.join(stale)}); run: python tools/{tool}")
+        return 1
+    print(f"{folder} matches {source}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if "--check" in argv:
-        stale = stale_labs()
-        if stale:
-            print(f"labs/ is out of date ({', '.join(stale)}); run: python tools/make_labs.py")
-            return 1
-        print("labs/ matches solutions/")
-        return 0
+        return report_stale(stale_labs(), "labs/", "make_labs.py", "solutions/")
     LABS.mkdir(exist_ok=True)
     for path, text in expected_labs().items():
         path.write_text(text, encoding="utf-8")

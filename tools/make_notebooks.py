@@ -87,12 +87,7 @@ def stale_notebooks() -> list[str]:
 
 def main(argv: list[str]) -> int:
     if "--check" in argv:
-        stale = stale_notebooks()
-        if stale:
-            print(f"notebooks/ is out of date ({', '.join(stale)}); run: python tools/make_notebooks.py")
-            return 1
-        print("notebooks/ matches the lab scripts")
-        return 0
+        return make_labs().report_stale(stale_notebooks(), "notebooks/", "make_notebooks.py", "the lab scripts")
     for path, text in expected_notebooks().items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

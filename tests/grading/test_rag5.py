@@ -184,11 +184,7 @@ def test_empty_text_gives_no_chunks(rag5):
 
 
 @pytest.mark.grades("recursive_chunks")
-@pytest.mark.parametrize(
-    "args, error",
-    [(("a b", 0), ValueError), (("a b", 5, 5), ValueError), (("a b", 5, -1), ValueError),
-     ((b"a b", 5), TypeError), ((None, 5), TypeError)],
-)
+@pytest.mark.parametrize("args, error", check.bad_chunker_calls("a b"))
 def test_bad_parameters_get_clear_errors(rag5, args, error):
     with pytest.raises(error):
         rag5.recursive_chunks(*args)

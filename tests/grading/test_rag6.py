@@ -204,11 +204,7 @@ def test_empty_text_gives_no_chunks(rag6):
 
 
 @pytest.mark.grades("markdown_chunks")
-@pytest.mark.parametrize(
-    "args, error",
-    [(("# a", 0), ValueError), (("# a", 5, 5), ValueError), ((b"# a", 5), TypeError),
-     ((3, 5), TypeError)],
-)
+@pytest.mark.parametrize("args, error", check.bad_chunker_calls("# a"))
 def test_bad_parameters_get_clear_errors(rag6, args, error):
     with pytest.raises(error):
         rag6.markdown_chunks(*args)

@@ -2,12 +2,11 @@
 
 import grading_checks as check
 import pytest
-from hypothesis import given, seed, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from text_strategies import clean_prose, lined_text
 
 pytestmark = pytest.mark.grade("rag5")
-GRADING_SEED = check.grading_seed()
 
 PARAGRAPHS = ("Backups run nightly at two.\r\nThey keep seven copies.\r\n\r\n"
               "Restores need the key; keep it offline.\r\n\r\n"
@@ -48,8 +47,7 @@ def test_pack_hidden(rag5, spans, sizes, max_tokens, expected):
 
 
 @pytest.mark.grades("pack")
-@seed(GRADING_SEED)
-@settings(derandomize=False)
+@check.hidden_seed
 @given(text=clean_prose, max_tokens=st.integers(4, 24))
 def test_pack_hidden_property(rag5, text, max_tokens):
     chunks = rag5.recursive_chunks(text, max_tokens)
@@ -69,8 +67,7 @@ def test_overlap_hidden_line_ends(rag5, line_end):
 
 
 @pytest.mark.grades("add_overlap")
-@seed(GRADING_SEED)
-@settings(derandomize=False)
+@check.hidden_seed
 @given(text=clean_prose, max_tokens=st.integers(4, 30), data=st.data())
 def test_overlap_hidden_property(rag5, text, max_tokens, data):
     overlap = data.draw(st.integers(1, max_tokens - 1))
@@ -80,8 +77,7 @@ def test_overlap_hidden_property(rag5, text, max_tokens, data):
 
 
 @pytest.mark.grades("recursive_chunks")
-@seed(GRADING_SEED)
-@settings(derandomize=False)
+@check.hidden_seed
 @given(text=lined_text, max_tokens=st.integers(4, 24), data=st.data())
 def test_recursive_chunks_hidden_property(rag5, text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens - 1))

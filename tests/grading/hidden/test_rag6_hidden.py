@@ -2,12 +2,11 @@
 
 import grading_checks as check
 import pytest
-from hypothesis import given, seed, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from text_strategies import markdown_page
 
 pytestmark = pytest.mark.grade("rag6")
-GRADING_SEED = check.grading_seed()
 
 # Front matter closed by "...", setext headings, a tilde fence holding backtick
 # lines, a pipeless table, a fence in a list item, a table in a quote, and a
@@ -164,8 +163,7 @@ def test_markdown_chunks_hidden_errors(rag6, args, error):
 
 
 @pytest.mark.grades("markdown_chunks")
-@seed(GRADING_SEED)
-@settings(derandomize=False)
+@check.hidden_seed
 @given(text=markdown_page, max_tokens=st.integers(4, 40), data=st.data())
 def test_markdown_chunks_hidden_property(rag6, text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens // 2))

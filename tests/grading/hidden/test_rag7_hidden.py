@@ -2,12 +2,11 @@
 
 import grading_checks as check
 import pytest
-from hypothesis import given, seed, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from text_strategies import markdown_page
 
 pytestmark = pytest.mark.grade("rag7")
-GRADING_SEED = check.grading_seed()
 
 PAGE = "# Backups\r\n\r\nBackups run nightly.\r\n\r\n## Restore\r\n\r\nRestores need the key.\r\n"
 FRONT_MATTER = ("---\r\napplies_to: 3.x\r\nedition: pro\r\n---\r\n"
@@ -63,8 +62,7 @@ def test_header_chunks_hidden_header_too_long(rag7):
 
 
 @pytest.mark.grades("header_chunks")
-@seed(GRADING_SEED)
-@settings(derandomize=False)
+@check.hidden_seed
 @given(text=markdown_page, max_tokens=st.integers(24, 60), data=st.data())
 def test_header_chunks_hidden_property(rag7, text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens // 4))

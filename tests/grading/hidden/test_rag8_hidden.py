@@ -12,11 +12,10 @@ HITS overlap one another:
 
 import grading_checks as check
 import pytest
-from hypothesis import given, seed, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 pytestmark = pytest.mark.grade("rag8")
-GRADING_SEED = check.grading_seed()
 
 GOLD = [("a", 10, 30), ("a", 50, 60), ("b", 0, 10)]
 HITS = [("a", 0, 35), ("b", 5, 20), ("a", 20, 55), ("a", 45, 70), ("b", 0, 10)]
@@ -106,8 +105,7 @@ spans = st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 120), st.inte
 
 
 @pytest.mark.grades("coverage_at_k")
-@seed(GRADING_SEED)
-@settings(derandomize=False)
+@check.hidden_seed
 @given(gold=st.lists(spans, min_size=1, max_size=4), hits=st.lists(spans, max_size=8),
        k=st.integers(1, 9))
 def test_metrics_hidden_property(rag8, gold, hits, k):

@@ -3,12 +3,11 @@
 import grading_checks as check
 import numpy as np
 import pytest
-from hypothesis import given, seed, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from text_strategies import lined_prose
 
 pytestmark = pytest.mark.grade("rag9")
-GRADING_SEED = check.grading_seed()
 
 TEXT = "A. B. C. D. E."
 SPANS = [(0, 3), (3, 6), (6, 9), (9, 12), (12, 14)]
@@ -80,8 +79,7 @@ def test_semantic_chunks_hidden_three_topics(rag9, method):
 
 
 @pytest.mark.grades("semantic_chunks")
-@seed(GRADING_SEED)
-@settings(derandomize=False)
+@check.hidden_seed
 @given(text=lined_prose, max_tokens=st.integers(4, 40),
        method=st.sampled_from(["breakpoints", "global"]))
 def test_semantic_chunks_hidden_property(rag9, text, max_tokens, method):

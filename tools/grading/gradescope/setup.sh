@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image. The
-# autograder zip (tools/gradescope/make_autograder_zip.py) is unpacked in
+# autograder zip (tools/grading/gradescope/make_autograder_zip.py) is unpacked in
 # /autograder/source: the whole course, with this file at its root.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive

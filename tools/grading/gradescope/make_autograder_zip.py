@@ -1,6 +1,6 @@
 """Pack the course as a Gradescope autograder.
 
-    python tools/gradescope/make_autograder_zip.py OUT.zip
+    python tools/grading/gradescope/make_autograder_zip.py OUT.zip
 
 Gradescope unpacks the zip into /autograder/source, runs setup.sh from its
 root once, and run_autograder for every submission. So the zip holds those two
@@ -16,7 +16,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
 ENTRY_POINTS = ("setup.sh", "run_autograder")  # at the zip's root, executable
 

@@ -1,14 +1,14 @@
 """Write the handout: the course as a teacher gives it to students, with no reference code.
 
-    python tools/make_handout.py DIR           # DIR must not exist, or be empty
-    python tools/make_handout.py DIR --force   # replace what DIR holds
+    python tools/grading/make_handout.py DIR           # DIR must not exist, or be empty
+    python tools/grading/make_handout.py DIR --force   # replace what DIR holds
 
 The handout is a repository of its own, with one commit when git is installed,
 so a teacher can push it as it is. It holds the student labs and notebooks,
 academy_llm and labkit with their assets and datasets, pyproject.toml (so `pip install -e .`
 installs them), the grading tests and the modules they run on, and a
 README, requirements.txt and .gitignore written for the student (the README
-from tools/handout/README.md).
+from tools/grading/handout/README.md).
 
 It holds no reference code: no solutions/, no solution notebooks, no hidden
 tests, no tools. After writing, the build reads every file it wrote and stops
@@ -31,8 +31,8 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-ROOT = Path(__file__).resolve().parent.parent
-README_TEMPLATE = ROOT / "tools" / "handout" / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README_TEMPLATE = ROOT / "tools" / "grading" / "handout" / "README.md"
 
 # The student's tests: glob patterns under the course folder, each file that
 # matches is copied. A module of tests/ that a copied file imports must match
@@ -41,13 +41,13 @@ README_TEMPLATE = ROOT / "tools" / "handout" / "README.md"
 # which need solutions/).
 STUDENT_TESTS = (
     "tests/conftest.py",
-    "tests/worker.py",
-    "tests/remote.py",
-    "tests/wire.py",
-    "tests/points.py",
     "tests/text_strategies.py",
     "tests/markdown_oracle.py",
-    "tests/grading_checks.py",
+    "tools/grading/worker.py",
+    "tools/grading/remote.py",
+    "tools/grading/wire.py",
+    "tools/grading/points.py",
+    "tools/grading/grading_checks.py",
     "tests/fixtures/**/*",
     "tests/grading/*.py",
     "tests/grading/reference_times.json",  # the time limits, so a student's match the grader's
@@ -68,7 +68,9 @@ COURSE_FILES = (
 # region in solutions/ (tools/make_labs.py).
 REFERENCE_MARKERS = ("BEGIN SOLUTION", "END SOLUTION")
 REFERENCE_FOLDERS = (
-    "solutions", "notebooks/solutions", "tests/grading/hidden", "tools", "benchmarks"
+    "solutions", "notebooks/solutions", "tests/grading/hidden", "benchmarks",
+    "tools/make_labs.py", "tools/make_notebooks.py", "tools/make_docs.py", "tools/grading/grade_class.py",
+    "tools/grading/make_handout.py", "tools/grading/similarity.py", "tools/grading/gradescope",
 )
 NOT_COURSE_FILES = {"__pycache__", ".ipynb_checkpoints"}  # left behind by runs, never copied
 
@@ -206,7 +208,7 @@ def readme_images(readme: str) -> list[Path]:
     for image in images:
         if not image.is_file():
             shown = image.relative_to(ROOT)
-            raise HandoutError(f"tools/handout/README.md shows {shown}, which is missing")
+            raise HandoutError(f"tools/grading/handout/README.md shows {shown}, which is missing")
     return images
 
 
@@ -222,17 +224,19 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def check_test_imports(tests: list[Path]) -> None:
-    """Refuse tests that import a module of tests/ the handout leaves out: they could not run."""
-    course_modules = {path.stem for path in (ROOT / "tests").glob("*.py")}
-    copied = {path.stem for path in tests if path.parent == ROOT / "tests"}
+    """Refuse tests that import a module of tests/ or tools/grading/ the handout leaves out:
+    they could not run."""
+    folders = (ROOT / "tests", ROOT / "tools" / "grading")
+    course_modules = {path.stem for folder in folders for path in folder.glob("*.py")}
+    copied = {path.stem for path in tests if path.parent in folders}
     for path in tests:
         if path.suffix != ".py":
             continue
         missing = sorted((imported_modules(path) & course_modules) - copied)
         if missing:
             raise HandoutError(
-                f"{path.relative_to(ROOT)} imports {', '.join(missing)} from tests/, which "
-                f"STUDENT_TESTS in tools/make_handout.py leaves out; "
+                f"{path.relative_to(ROOT)} imports {', '.join(missing)}, which "
+                f"STUDENT_TESTS in tools/grading/make_handout.py leaves out; "
                 f"add it there or drop the import"
             )
 
@@ -258,13 +262,13 @@ def student_requirements() -> str:
     unknown = sorted(set(specs) - given - PROJECT_ONLY)
     if unknown:
         raise HandoutError(
-            f"requirements.txt lists {', '.join(unknown)}, which tools/make_handout.py has in "
+            f"requirements.txt lists {', '.join(unknown)}, which tools/grading/make_handout.py has in "
             f"neither STUDENT_REQUIREMENTS nor PROJECT_ONLY; add each to one of them"
         )
     missing = sorted(given - set(specs))
     if missing:
         raise HandoutError(
-            f"STUDENT_REQUIREMENTS in tools/make_handout.py names {', '.join(missing)}, "
+            f"STUDENT_REQUIREMENTS in tools/grading/make_handout.py names {', '.join(missing)}, "
             f"which requirements.txt does not list; drop it there"
         )
     lines = ["# The whole set-up: pip install -r requirements.txt"]

@@ -27,7 +27,7 @@ from academy_llm import (
     token_starts,
 )
 
-SEED_FILE = Path(__file__).resolve().parent / "grading" / "hidden" / "seed.txt"
+SEED_FILE = Path(__file__).resolve().parents[2] / "tests" / "grading" / "hidden" / "seed.txt"
 WHOLE_KINDS = ("code", "table", "front_matter")  # the only chunks that may be over budget
 
 
@@ -166,7 +166,35 @@ def grading_seed() -> int:
     return int(value.strip())
 
 
+def hidden_seed(test):
+    """A hidden property test draws its examples from grading_seed(), not hypothesis's own:
+    `@check.hidden_seed` above `@given` fixes the seed and lets it vary between terms."""
+    from hypothesis import seed, settings
+
+    return seed(grading_seed())(settings(derandomize=False)(test))
+
+
 # ---- rag4's windows, exactly as the lab defines them -------------------------
+
+
+def bad_chunker_calls(text: str) -> list:
+    """(args, error) pairs that a chunker(text, max_tokens, overlap=0) must refuse, every lab's
+    contract (academy_llm.check_text_and_window): no budget, overlap as big as the budget or
+    negative, bytes or no text at all."""
+    return [((text, 0), ValueError), ((text, 5, 5), ValueError), ((text, 5, -1), ValueError),
+            ((text.encode(), 5), TypeError), ((None, 5), TypeError), ((3, 5), TypeError)]
+
+
+def checked_token_windows(rag4, text: str, max_tokens: int, overlap: int):
+    """rag4.token_windows(...) checked window by window, or None when it refuses, as documented,
+    a character of more tokens than max_tokens."""
+    try:
+        chunks = rag4.token_windows(text, max_tokens, overlap)
+    except ValueError as error:
+        character_over_budget(text, max_tokens, error)
+        return None
+    token_windows_exact(text, chunks, max_tokens, overlap)
+    return chunks
 
 
 def word_windows_exact(text: str, chunks, size: int, overlap: int) -> None:

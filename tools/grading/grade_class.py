@@ -1,7 +1,7 @@
 """Grade a class: every student's labs through the grader, then a gradebook and Gradescope results.
 
-    python tools/grade_class.py SUBMISSIONS --out DIR [-j N] [--timeout S] [--labs rag4,rag8]
-    python tools/grade_class.py --gradescope-one SUBMISSION --results results.json
+    python tools/grading/grade_class.py SUBMISSIONS --out DIR [-j N] [--timeout S] [--labs rag4,rag8]
+    python tools/grading/grade_class.py --gradescope-one SUBMISSION --results results.json
                                 [--metadata submission_metadata.json]
 
 SUBMISSIONS is a folder with one folder or .zip per student, or a .zip of such
@@ -17,7 +17,7 @@ of its own, N at a time (-j, default 2), from the course's folder:
 What it writes in DIR:
 
     gradebook.csv                     a row per student: points per lab, total, possible, flags
-    similarity.md                     pairs whose code is too alike (tools/similarity.py)
+    similarity.md                     pairs whose code is too alike (tools/grading/similarity.py)
     students/ID/labs/                 the lab files that were graded, copied from the submission
     students/ID/report.json           the grader's report
     students/ID/results.json          the same in Gradescope's format
@@ -33,7 +33,7 @@ student is listed as not graded. The exit status is 0 when every student was
 graded, 1 when some were not, 130 when interrupted.
 
 --gradescope-one grades one submission the same way and writes Gradescope's
-results.json (tools/gradescope/run_autograder calls it).
+results.json (tools/grading/gradescope/run_autograder calls it).
 """
 
 import argparse
@@ -58,7 +58,7 @@ from typing import NamedTuple
 
 import similarity
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions"
 GRADING_TESTS = ROOT / "tests" / "grading"
 LAB_FILE = re.compile(r"(rag\d+)-.*\.(py|ipynb)")

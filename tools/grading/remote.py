@@ -43,8 +43,8 @@ import wire
 import academy_llm
 import labkit.running
 
-TESTS = Path(__file__).resolve().parent
-WORKER = TESTS / "worker.py"
+GRADING = Path(__file__).resolve().parent  # the grader's machinery: this folder
+WORKER = GRADING / "worker.py"
 STARTUP_LIMIT = 120.0  # seconds for a worker to load what it trusts (not the lab), on a busy machine
 LAB_LOAD_FLOOR = 10.0  # seconds at least for importing the lab itself
 CPU_SECONDS = 900  # a worker's own backstop: its whole life's CPU time
@@ -277,7 +277,7 @@ class RemoteLab:
             "files": {lab: str(file) for lab, file in files.items()},
             "given": {lab: str(file) for lab, file in given.items()},
             "forbidden": [str(folder) for folder in forbidden],
-            "course": str(Path(academy_llm.__file__).resolve().parent), "tests": str(TESTS),
+            "course": str(Path(academy_llm.__file__).resolve().parent), "grading": str(GRADING),
             "cpu_seconds": CPU_SECONDS,
         }
         self._name = name

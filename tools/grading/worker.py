@@ -31,7 +31,7 @@ import traceback
 from pathlib import Path
 
 CONFIG = json.loads(sys.argv[1])
-sys.path[:0] = [CONFIG["course"], CONFIG["tests"]]  # academy_llm, labkit and wire: the grader's own copies
+sys.path[:0] = [CONFIG["course"], CONFIG["grading"]]  # academy_llm, labkit and wire: the grader's own copies
 
 import resource  # noqa: E402  (the path above must be set first)
 
@@ -40,7 +40,7 @@ import labkit  # noqa: E402
 import labkit.loading  # noqa: E402
 import wire  # noqa: E402
 
-sys.path.remove(CONFIG["tests"])
+sys.path.remove(CONFIG["grading"])
 
 OUTPUT_LIMIT = 4_000  # characters of what the lab prints per call that travel back
 REQUESTS = os.fdopen(CONFIG["requests_fd"], "rb", buffering=0)
