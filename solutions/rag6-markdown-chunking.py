@@ -9,142 +9,49 @@
 #
 # This lab chunks structure first, size second:
 #
-# 1. read the **front matter** (the `---` block at the top) as metadata;
-# 2. find the **blocks**: headings, fenced code, tables, lists, quotes, HTML,
+# 1. find the **blocks**: headings, fenced code, tables, lists, quotes, HTML,
 #    paragraphs;
-# 3. group blocks into **sections**, each with its heading path, such as
+# 2. group blocks into **sections**, each with its heading path, such as
 #    `("Install", "On Linux")`;
-# 4. pack each section's blocks up to the budget with rag5's machinery, never
+# 3. pack each section's blocks up to the budget with rag5's machinery, never
 #    cutting inside a fenced block or a table. One that alone is over budget
-#    becomes its own chunk, flagged `oversize`.
+#    becomes its own chunk, flagged `oversize`;
+# 4. keep the **front matter** (the `---` block of metadata at the top of many
+#    documentation pages) as a chunk of its own.
 #
-# You write the pieces that recognise Markdown (`fence_opening`,
+# You write the rules that recognise Markdown (`fence_opening`,
 # `closes_fence`, `atx_heading`, `is_table_start`), the heading path
-# (`enter_section`), and the packing of a section (`chunk_section`).
+# (`enter_section`), the packing of a section (`chunk_section`) and the entry
+# point (`markdown_chunks`). The rest of CommonMark's block rules (lists,
+# quotes, HTML, setext headings) is given in `labkit/markdown.py`, a scanner
+# that reads Markdown with your four rules.
 
 # %%
 import bisect
 import re
 import statistics
-from dataclasses import dataclass, field, replace
-from functools import partial
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from academy_llm import (
-    DATASETS,
-    check_chunking,
-    check_text_and_window,
-    corpus_pages,
-    embed,
-    is_clean_cut,
-    make_chunk,
-    top_k,
+from academy_llm import DATASETS, check_text_and_window, corpus_pages, embed, is_clean_cut, make_chunk, top_k
+from labkit import Invariants, load_lab, plot_chunk_sizes, run_lab, show_figure, view_chunks
+from labkit.markdown import (  # given: reading Markdown (see its docstring)
+    PROTECTED, Recognisers, Scanner, body_start_of, cut_regions, front_matter, indent_of, inside,
+    is_delimiter_row, markdown_cases, protected_regions, regions_to_keep_whole, regions_within,
+    split_lines, table_cells,
 )
-from labkit import (
-    Case,
-    Invariants,
-    load_lab,
-    plot_chunk_sizes,
-    run_lab,
-    show_figure,
-    tricky_cases,
-    view_chunks,
+from labkit.markdown import (  # noqa: F401 (unused here: rag7 and the tests take them from rag6)
+    TRICKY_MARKDOWN, TrickyMarkdown, check_markdown_chunks, iter_lines, with_every_line_end,
 )
 
 rag5 = load_lab("rag5")  # TokenIndex, split_at_seams, pack, mend
 
 # %% [markdown]
-# ## 1. Lines with exact offsets
+# ## 1. Recognising Markdown
 #
-# Markdown is defined line by line, so we read the text as lines. Each line
-# keeps its offsets in the document and its line ending (`\n`, `\r\n` or a
-# lone `\r`), so that every block we find is still an exact slice.
-
-
-# %%
-class Line(NamedTuple):
-    start: int  # offset of the line's first character
-    end: int  # offset just after its line ending
-    text: str  # the line without its ending (and, inside a container, without its prefix)
-
-
-LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-
-
-def iter_lines(text):
-    """The lines of `text` one by one, each with its offsets; line endings stay in the offsets."""
-    for match in LINE.finditer(text):
-        yield Line(match.start(), match.end(), match.group().rstrip("\r\n"))
-
-
-def split_lines(text, start=0):
-    """All the lines of `text` from offset `start` on, as iter_lines gives them, but faster.
-
-    str.splitlines does the splitting in C. It also splits at characters that
-    Markdown reads as text (a form feed, U+2028, ...): a piece that does not
-    end with \\n or \\r is joined to the next one.
-    """
-    lines = []
-    line_start = position = start
-    for piece in text[start:].splitlines(keepends=True):
-        position += len(piece)
-        if piece.endswith(("\n", "\r")):
-            lines.append(Line(line_start, position, text[line_start:position].rstrip("\r\n")))
-            line_start = position
-    if line_start < len(text):
-        lines.append(Line(line_start, len(text), text[line_start:]))
-    return lines
-
-
-def is_blank(line):
-    """True for a line of nothing but spaces and tabs (CommonMark's blank line: a form feed is text)."""
-    return line.text.strip(" \t") == ""
-
-
-def indent_of(text):
-    """Columns of leading whitespace, a tab reaching the next multiple of 4."""
-    column = 0
-    for char in text:
-        if char == " ":
-            column += 1
-        elif char == "\t":
-            column += 4 - column % 4
-        else:
-            break
-    return column
-
-
-# %% [markdown]
-# ## 2. Front matter
-#
-# Many documentation sites start each page with a YAML block between two
-# `---` lines: `id`, `title`, `applies_to`... It is metadata, not prose. We
-# read its `key: value` lines into a dict and keep the block as one chunk of
-# its own (kind `"front_matter"`), so nothing is lost and offsets still point
-# into the whole file.
-
-
-# %%
-def front_matter(text):
-    """(metadata, end offset) of a leading `---` block, or ({}, 0) if there is none."""
-    lines = iter_lines(text)  # one at a time: only the first few are read
-    first = next(lines, None)
-    if first is None or first.text.lstrip("\ufeff").rstrip() != "---":
-        return {}, 0
-    metadata = {}
-    for line in lines:
-        if line.text.rstrip() in ("---", "..."):
-            return metadata, line.end
-        key, colon, value = line.text.partition(":")
-        if colon and key.strip() and not key.startswith((" ", "\t", "-")):
-            metadata[key.strip()] = value.strip().strip("\"'")
-    return {}, 0  # never closed: not front matter, just text
-
-
-# %% [markdown]
-# ## 3. Recognising blocks
-#
-# CommonMark's rules, in the small:
+# Markdown is defined line by line; `split_lines` gives each line with its
+# offsets in the text (`line.start`, `line.end`) and its `text`. CommonMark's
+# rules, in the small:
 #
 # - A **fence** opens with 3 or more backticks or tildes (up to 3 spaces of
 #   indent). It closes at a line of the *same* character, at least as long,
@@ -223,33 +130,6 @@ def atx_heading(text):
     # END SOLUTION
 
 
-def table_cells(text):
-    """The cells of a table row: split on unescaped |, without an empty first or last cell."""
-    cells = re.split(r"(?<!\\)\|", text.strip())
-    if cells and cells[0].strip() == "":
-        cells = cells[1:]
-    if cells and cells[-1].strip() == "":
-        cells = cells[:-1]
-    return cells
-
-
-def is_delimiter_row(text):
-    """True for a table's delimiter row: cells like ---, :--, --: or :-: ."""
-    stripped = text.strip()
-    if not stripped or indent_of(text) >= 4 or stripped[0] not in "|-:":
-        return False
-    if re.match(r"^-[ \t]", stripped) or not re.fullmatch(r"[|\-: \t]+", stripped):
-        return False
-    cells = stripped.split("|")
-    inner = [cell.strip() for cell in cells]
-    for number, cell in enumerate(inner):
-        if not cell and number not in (0, len(inner) - 1):
-            return False
-        if cell and not re.fullmatch(r":?-+:?", cell):
-            return False
-    return True
-
-
 def is_table_start(lines, i):
     """True if lines[i] is a table's header row (lines[i + 1] being its delimiter row)."""
     # BEGIN SOLUTION
@@ -272,311 +152,16 @@ def is_table_start(lines, i):
     # END SOLUTION
 
 
-# %% [markdown]
-# The rest of the block rules are given: thematic breaks, setext headings
-# (`Title` over `===` or `---`), lists and block quotes (which can hold fences
-# and tables of their own), HTML blocks, indented code and paragraphs. They
-# follow CommonMark closely enough for real documentation; the tests compare
-# the protected regions with those of a real Markdown parser.
+def scan_blocks(lines):
+    """The blocks of `lines`, in order, read by the given scanner with the four rules above.
 
-# %%
-THEMATIC_BREAK = re.compile(r"^ {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
-SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-LIST_ITEM = re.compile(r"^( {0,3})([-+*]|\d{1,9}[.)])([ \t]+|$)")
-QUOTE_PREFIX = re.compile(r"^ {0,3}> ?")
-HTML_ENDS = [  # CommonMark's HTML blocks 1-5: (start, end) patterns
-    (re.compile(r"^ {0,3}<(?:script|pre|style|textarea)(?:[ \t>]|$)", re.I),
-     re.compile(r"</(?:script|pre|style|textarea)>", re.I)),
-    (re.compile(r"^ {0,3}<!--"), re.compile(r"-->")),
-    (re.compile(r"^ {0,3}<\?"), re.compile(r"\?>")),
-    (re.compile(r"^ {0,3}<![A-Za-z]"), re.compile(r">")),
-    (re.compile(r"^ {0,3}<!\[CDATA\["), re.compile(r"\]\]>")),
-]
-HTML_BLOCK_TAG = re.compile(  # HTML block 6: ends at a blank line
-    r"^ {0,3}</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|"
-    r"colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|"
-    r"frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|"
-    r"noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|"
-    r"thead|title|tr|track|ul)(?:[ \t]|/?>|$)", re.I)
-HTML_LONE_TAG = re.compile(  # HTML block 7: a lone open or close tag; cannot interrupt a paragraph
-    r"^ {0,3}(?:<[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s\"'=<>`]+|'[^']*'|"
-    r"\"[^\"]*\"))?)*\s*/?>|</[A-Za-z][A-Za-z0-9-]*\s*>)[ \t]*$")
-MAX_NESTING = 24  # containers deeper than this are read as plain text
-
-
-@dataclass
-class Block:
-    kind: str  # heading, code, table, list, quote, html, rule, indented_code, paragraph
-    first: int  # index of its first line
-    last: int  # index just after its last line
-    level: int = 0  # heading level
-    title: str = ""  # heading title
-    nested: list = field(default_factory=list)  # (start, end, kind) of fences/tables inside
-
-
-def first_character(text):
-    """The line's first character after its leading spaces ("" for a blank line).
-
-    It rules most block kinds out at a glance: no block but a paragraph or a
-    table starts with a letter, and only HTML starts with "<".
+    The rules are looked up at each call, so a rule redefined in a notebook is the one used.
     """
-    return text.lstrip(" ")[:1]
-
-
-def html_block_end(lines, i, in_paragraph):
-    """Index after the HTML block starting at lines[i], or None if none starts there."""
-    if first_character(lines[i].text) != "<":
-        return None
-    for start, end in HTML_ENDS:
-        if start.match(lines[i].text):
-            j = i
-            while j < len(lines) and not end.search(lines[j].text):
-                j += 1
-            return min(j + 1, len(lines))
-    if HTML_BLOCK_TAG.match(lines[i].text) or (not in_paragraph and HTML_LONE_TAG.match(lines[i].text)):
-        j = i + 1
-        while j < len(lines) and not is_blank(lines[j]):
-            j += 1
-        return j
-    return None
-
-
-def list_item(text):
-    """(content column, is_ordered, first number or None, has content) for a list item line."""
-    match = LIST_ITEM.match(text)
-    if not match:
-        return None
-    indent, marker, spaces = match.groups()
-    content = text[match.end():].strip(" \t")  # as in is_blank: a form feed is content
-    width = len(spaces) if 1 <= len(spaces) <= 4 and content else 1
-    ordered = marker[0].isdigit()
-    return len(indent) + len(marker) + width, ordered, int(marker[:-1]) if ordered else None, bool(content)
-
-
-def interrupts_paragraph(lines, i):
-    """True if lines[i] starts a block that can end a paragraph."""
-    text = lines[i].text
-    if is_blank(lines[i]) or indent_of(text) >= 4:
-        return is_blank(lines[i])
-    if first_character(text).isalpha():
-        return is_table_start(lines, i)
-    if fence_opening(text) or atx_heading(text) or QUOTE_PREFIX.match(text) or THEMATIC_BREAK.match(text):
-        return True
-    if html_block_end(lines, i, in_paragraph=True) is not None or is_table_start(lines, i):
-        return True
-    item = list_item(text)
-    return bool(item) and item[3] and (not item[1] or item[2] == 1)
-
-
-def ends_table(lines, i):
-    """True if lines[i] ends a table: blank, indented code, or the start of another block."""
-    text = lines[i].text
-    if is_blank(lines[i]) or indent_of(text) >= 4:
-        return True
-    if first_character(text).isalpha() or first_character(text) == "|":  # another row
-        return False
-    return bool(
-        fence_opening(text) or atx_heading(text) or QUOTE_PREFIX.match(text)
-        or THEMATIC_BREAK.match(text) or list_item(text)
-        or html_block_end(lines, i, in_paragraph=True) is not None
-    )
-
-
-def strip_columns(text, columns):
-    """`text` without its first `columns` columns of indentation."""
-    position = column = 0
-    while position < len(text) and column < columns and text[position] in " \t":
-        column += 4 - column % 4 if text[position] == "\t" else 1
-        position += 1
-    return text[position:]
-
-
-class ContainerText:
-    """The lines of a list item or quote, read as they come, to know if a lazy line may follow.
-
-    CommonMark allows a line without the container's indent or `>` only as the
-    continuation of a paragraph: not after a blank line or a heading, and not
-    inside a fence that is still open.
-    """
-
-    def __init__(self):
-        self.lines = []
-        self.fence = None
-        self.in_paragraph = False
-
-    def add(self, line):
-        self.lines.append(line)
-        text = line.text
-        if self.fence is not None:
-            if closes_fence(text, *self.fence):
-                self.fence = None
-            self.in_paragraph = False
-            return
-        self.fence = fence_opening(text)
-        self.in_paragraph = not is_blank(line) and not (self.fence or atx_heading(text))
-
-    def takes_lazy_line(self):
-        return self.in_paragraph
-
-
-def list_end(lines, i):
-    """(index after the list starting at lines[i], the content lines of each of its items)."""
-    items = []
-    j = i
-    while j < len(lines):
-        item = list_item(lines[j].text)
-        if item is None:
-            break
-        inner = ContainerText()  # each item is a container of its own
-        items.append(inner.lines)
-        column = item[0]
-        marker_end = LIST_ITEM.match(lines[j].text).end()
-        inner.add(Line(lines[j].start, lines[j].end, lines[j].text[marker_end:]))
-        j += 1
-        while j < len(lines):
-            line = lines[j]
-            if is_blank(line):
-                inner.add(Line(line.start, line.end, ""))
-            elif indent_of(line.text) >= column:
-                inner.add(Line(line.start, line.end, strip_columns(line.text, column)))
-            elif inner.takes_lazy_line() and not interrupts_paragraph(lines, j) and not list_item(line.text):
-                inner.add(Line(line.start, line.end, line.text))
-            else:
-                break
-            j += 1
-        if j < len(lines) and not list_item(lines[j].text):
-            break
-    # Trailing blank lines belong after the list, unless the last item's fence is
-    # still open: an unclosed fence runs to the end of its item, blank lines and all.
-    while inner.fence is None and items[-1][-1].text == "" and is_blank(lines[j - 1]):
-        items[-1].pop()
-        j -= 1
-    return j, items
-
-
-def quote_end(lines, i):
-    """(index after the block quote starting at lines[i], its lines without the > prefix)."""
-    inner = ContainerText()
-    j = i
-    while j < len(lines):
-        prefix = QUOTE_PREFIX.match(lines[j].text)
-        if prefix:
-            inner.add(Line(lines[j].start, lines[j].end, lines[j].text[prefix.end():]))
-        elif not is_blank(lines[j]) and inner.takes_lazy_line() and not interrupts_paragraph(lines, j):
-            inner.add(Line(lines[j].start, lines[j].end, lines[j].text))
-        else:
-            break
-        j += 1
-    return j, inner.lines
-
-
-def scan_blocks(lines, depth=0):
-    """The blocks of `lines`, in order. Blank lines belong to no block (they join the one before)."""
-    blocks = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        text = line.text
-        if is_blank(line):
-            i += 1
-            continue
-        if indent_of(text) >= 4:
-            j = i + 1
-            while j < len(lines) and (is_blank(lines[j]) or indent_of(lines[j].text) >= 4):
-                j += 1
-            while is_blank(lines[j - 1]):
-                j -= 1
-            blocks.append(Block("indented_code", i, j))
-            i = j
-            continue
-        if first_character(text).isalpha():  # no other block starts with a letter
-            blocks.append(table_or_paragraph(lines, i))
-            i = blocks[-1].last
-            continue
-        fence = fence_opening(text)
-        if fence:
-            j = i + 1
-            while j < len(lines) and not closes_fence(lines[j].text, *fence):
-                j += 1
-            blocks.append(Block("code", i, min(j + 1, len(lines))))  # unclosed: to the end
-            i = min(j + 1, len(lines))
-            continue
-        heading = atx_heading(text)
-        if heading:
-            blocks.append(Block("heading", i, i + 1, level=heading[0], title=heading[1]))
-            i += 1
-            continue
-        if THEMATIC_BREAK.match(text):  # before lists: "- - -" is a break, not an item
-            blocks.append(Block("rule", i, i + 1))
-            i += 1
-            continue
-        if QUOTE_PREFIX.match(text):
-            j, inner = quote_end(lines, i)
-            blocks.append(Block("quote", i, j, nested=nested_regions(inner, depth)))
-            i = j
-            continue
-        if list_item(text):
-            j, items = list_end(lines, i)
-            nested = [region for item in items for region in nested_regions(item, depth)]
-            blocks.append(Block("list", i, j, nested=nested))
-            i = j
-            continue
-        html_end = html_block_end(lines, i, in_paragraph=False)
-        if html_end is not None:
-            blocks.append(Block("html", i, html_end))
-            i = html_end
-            continue
-        blocks.append(table_or_paragraph(lines, i))
-        i = blocks[-1].last
-    return blocks
-
-
-def table_or_paragraph(lines, i):
-    """The table, paragraph or setext heading starting at lines[i]: what is left when no other block starts."""
-    if is_table_start(lines, i):
-        j = i + 2
-        while j < len(lines) and not ends_table(lines, j):
-            j += 1
-        return Block("table", i, j)
-    end, level = paragraph_end(lines, i)
-    if level:
-        title = " ".join(line.text.strip() for line in lines[i : end - 1])
-        return Block("heading", i, end, level=level, title=title)
-    return Block("paragraph", i, end)
-
-
-def paragraph_end(lines, i):
-    """(index after the paragraph starting at lines[i], its setext heading level or 0).
-
-    A paragraph runs until a blank line or a block that interrupts it. A line of
-    `===` or `---` under it makes it a setext heading; that test comes first,
-    because `---` under text is an underline, not a thematic break.
-    """
-    j = i + 1
-    while j < len(lines):
-        underline = SETEXT_UNDERLINE.match(lines[j].text)
-        if underline:
-            return j + 1, 1 if underline.group(1)[0] == "=" else 2
-        if interrupts_paragraph(lines, j):
-            break
-        j += 1
-    return j, 0
-
-
-def nested_regions(inner_lines, depth):
-    """(start, end, kind) of the fences and tables inside a container's lines."""
-    if depth >= MAX_NESTING:
-        return []
-    regions = []
-    for block in scan_blocks(inner_lines, depth + 1):
-        if block.kind in ("code", "table"):
-            regions.append((inner_lines[block.first].start, inner_lines[block.last - 1].end, block.kind))
-        regions += block.nested
-    return regions
+    return Scanner(Recognisers(fence_opening, closes_fence, atx_heading, is_table_start)).scan(lines)
 
 
 # %% [markdown]
-# ## 4. Sections and heading paths
+# ## 2. Sections and heading paths
 #
 # Each heading opens a section. Its **heading path** is the chain of headings
 # above it: under `# Install`, `## On Linux` has the path
@@ -605,37 +190,38 @@ def enter_section(path, level, title):
     # END SOLUTION
 
 
+class BlockSpan(NamedTuple):
+    """A block as its section holds it: it runs to the next block's start, blank lines and all."""
+
+    kind: str  # the Block's kind: heading, code, table, paragraph...
+    start: int
+    end: int
+    tokens: int  # the index's estimate (exact: blocks start and end at line starts)
+
+
 @dataclass
 class Section:
-    path: tuple  # ((level, title), ...)
+    path: tuple  # ((level, title), ...) from the outermost heading in
     start: int  # offset of its first character (its heading, if it has one)
     end: int  # offset after its last character
-    blocks: list  # [(kind, start, end, tokens)] in order, tiling [start, end)
+    blocks: list  # its BlockSpans, in order, tiling [start, end)
 
 
 def sections_of(text, body_start, lines, blocks, index):
-    """Group the blocks into sections; block spans run to the next block's start."""
-    spans = []
-    for number, block in enumerate(blocks):
-        start = body_start if number == 0 else lines[block.first].start
-        end = lines[blocks[number + 1].first].start if number + 1 < len(blocks) else len(text)
-        spans.append((start, end))
-    sizes = index.estimates(spans)  # every block's tokens, in one call
+    """Group the blocks into Sections, a new one at each heading."""
+    starts = [body_start] + [lines[block.first].start for block in blocks[1:]]
+    ends = starts[1:] + [len(text)]
+    sizes = index.estimates(list(zip(starts, ends)))  # every block's tokens, in one call
     sections = []
     path = ()
-    for block, (start, end), tokens in zip(blocks, spans, sizes):
+    for block, start, end, tokens in zip(blocks, starts, ends, sizes):
         if block.kind == "heading" or not sections:
             if block.kind == "heading":
                 path = enter_section(path, block.level, block.title)
             sections.append(Section(path, start, end, []))
-        sections[-1].blocks.append((block.kind, start, end, tokens))
+        sections[-1].blocks.append(BlockSpan(block.kind, start, end, tokens))
         sections[-1].end = end
     return sections
-
-
-def body_tokens(section):
-    """Tokens of a section's text without its heading lines."""
-    return sum(tokens for kind, _, _, tokens in section.blocks if kind != "heading")
 
 
 def fold_tiny_parents(sections, tiny_tokens):
@@ -649,9 +235,9 @@ def fold_tiny_parents(sections, tiny_tokens):
         previous = folded[-1] if folded else None
         if (
             previous is not None
-            and body_tokens(previous) < tiny_tokens
-            and len(section.path) > len(previous.path)
+            and sum(block.tokens for block in previous.blocks if block.kind != "heading") < tiny_tokens
             and section.path[: len(previous.path)] == previous.path
+            and len(section.path) > len(previous.path)
         ):
             folded[-1] = Section(section.path, previous.start, section.end, previous.blocks + section.blocks)
         else:
@@ -660,7 +246,7 @@ def fold_tiny_parents(sections, tiny_tokens):
 
 
 # %% [markdown]
-# ## 5. Packing a section without cutting what must stay whole
+# ## 3. Packing a section without cutting what must stay whole
 #
 # Within a section, each block is a piece if it fits the budget. A paragraph,
 # list or quote that is too big is split at rag5's seams, but never at a seam
@@ -673,75 +259,8 @@ def fold_tiny_parents(sections, tiny_tokens):
 # A heading never ends a chunk: it is glued to the piece after it. Then the
 # pieces are packed greedily, as in rag5, and each chunk's count read from the index.
 
+
 # %%
-PROTECTED = ("code", "table")
-
-
-def merge_regions(regions):
-    """Sorted, disjoint (start, end, kind) regions covering the same characters."""
-    merged = []
-    for start, end, kind in sorted(regions):
-        if merged and start < merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end), merged[-1][2])
-        else:
-            merged.append((start, end, kind))
-    return merged
-
-
-def inside(position, regions):
-    """The region of the sorted, disjoint `regions` strictly around `position`, or None."""
-    number = bisect.bisect_right(regions, (position, float("inf"), "")) - 1
-    if number >= 0 and regions[number][0] < position < regions[number][1]:
-        return regions[number]
-    return None
-
-
-def regions_within(regions, start, end):
-    """The regions that lie inside [start, end)."""
-    found = []
-    number = bisect.bisect_left(regions, (start, 0, ""))
-    while number < len(regions) and regions[number][1] <= end:  # sorted and disjoint
-        found.append(regions[number])
-        number += 1
-    return found
-
-
-def pieces_of(text, section, budget, index, regions):
-    """(start, end, whole, tokens) pieces tiling a section; `whole` pieces must not be cut."""
-    pieces = []
-    for kind, start, end, tokens in section.blocks:
-        if kind in PROTECTED or tokens <= budget:
-            pieces.append((start, end, kind in PROTECTED, tokens))
-            continue
-        # Too big: split at seams, but keep each fence or table nested in it whole.
-        cursor = start
-        for region_start, region_end, _ in regions_within(regions, start, end):
-            if cursor < region_start:
-                pieces += cuttable(rag5.split_at_seams(text, cursor, region_start, budget, index), index)
-            pieces.append((region_start, region_end, True, index.estimate(region_start, region_end)))
-            cursor = region_end
-        if cursor < end:
-            pieces += cuttable(rag5.split_at_seams(text, cursor, end, budget, index), index)
-    headings = {(start, end) for kind, start, end, _ in section.blocks if kind == "heading"}
-    glued = []
-    waiting = None  # (start, tokens) of headings waiting to be glued to the piece after them
-    for number, (start, end, whole, tokens) in enumerate(pieces):
-        is_heading = (start, end) in headings
-        if waiting is not None:
-            start, tokens = waiting[0], waiting[1] + tokens
-            waiting = None
-        if is_heading and number + 1 < len(pieces):
-            waiting = (start, tokens)
-        else:
-            glued.append((start, end, whole, tokens))
-    return glued
-
-
-def cuttable(spans, index):
-    """(start, end, False, tokens) pieces for spans that may be cut."""
-    return [(start, end, False, tokens) for (start, end), tokens in zip(spans, index.estimates(spans))]
-
-
 def chunk_section(text, section, max_tokens, index, regions):
     """(start, end, tokens) chunks of one section, within max_tokens unless one whole piece."""
     # BEGIN SOLUTION
@@ -749,36 +268,104 @@ def chunk_section(text, section, max_tokens, index, regions):
     # hint 1: without ever cutting a fenced block or a table: one that alone is over budget stays a
     # hint 1: chunk of its own (the caller flags it oversize).
     # hint 2: The given pieces_of does the cutting: it splits big paragraphs at rag5's seams around
-    # hint 2: any nested fence or table and glues each heading to what follows. Pack those pieces
+    # hint 2: any nested fence or table and glues each heading to what follows. Pack its pieces
     # hint 2: with rag5's pack, sized by their own token counts, then count each packed chunk
-    # hint 2: exactly with the index. Nearly all fit. A chunk over budget is re-packed from its
-    # hint 2: pieces with exact counts (pack_exactly); a single piece still over budget stays whole
-    # hint 2: if it must not be cut, and is otherwise split word by word with mend_around, which
-    # hint 2: keeps nested fences and tables whole. Return (start, end, tokens) for each chunk.
-    # hint 3: Pack the pieces_of(...) spans with rag5.pack (their sizes: the pieces' tokens) and
-    # hint 3: count each packed chunk with index.count. A chunk over budget that holds several
-    # hint 3: pieces is re-packed piece by piece with pack_exactly; a single piece over budget is
-    # hint 3: kept whole if it must not be cut, else split with mend_around(...): rag5.mend, but
-    # hint 3: never inside a nested fence or table.
+    # hint 2: exactly with the index. Nearly all fit. The pieces of a chunk that does not go to
+    # hint 2: the given repack_exactly, which packs them again counting exactly, never cutting
+    # hint 2: what must stay whole. Return (start, end, tokens) for each chunk.
+    # hint 3: pieces = pieces_of(...); pack [(p.start, p.end) for p in pieces] with rag5.pack,
+    # hint 3: sized by [p.tokens for p in pieces]; count each packed (start, end) with
+    # hint 3: index.count. Within budget: keep (start, end, count); else add
+    # hint 3: repack_exactly(text, the pieces inside [start, end), max_tokens, index, regions).
     pieces = pieces_of(text, section, max_tokens, index, regions)
-    whole_starts = {start for start, _, whole, _ in pieces if whole}
-    packed = rag5.pack([(s, e) for s, e, _, _ in pieces], [tokens for *_, tokens in pieces], max_tokens)
+    packed = rag5.pack([(piece.start, piece.end) for piece in pieces], [piece.tokens for piece in pieces], max_tokens)
     chunks = []
     for start, end in packed:
         n_tokens = index.count(start, end)
         if n_tokens <= max_tokens:
             chunks.append((start, end, n_tokens))
-            continue
-        inner = [(s, e) for s, e, _, _ in pieces if start <= s and e <= end]
-        for piece_start, piece_end in pack_exactly(inner, max_tokens, index):
-            n_tokens = index.count(piece_start, piece_end)
-            if n_tokens <= max_tokens or piece_start in whole_starts:
-                chunks.append((piece_start, piece_end, n_tokens))
-            else:
-                mended = mend_around(text, piece_start, piece_end, max_tokens, regions, index)
-                chunks += [(s, e, index.count(s, e)) for s, e in mended]
+        else:
+            inner = [piece for piece in pieces if start <= piece.start and piece.end <= end]
+            chunks += repack_exactly(text, inner, max_tokens, index, regions)
     return chunks
     # END SOLUTION
+
+
+class Piece(NamedTuple):
+    """A span of a section that chunk_section packs."""
+
+    start: int
+    end: int
+    whole: bool  # a fence or table: never cut, even over budget
+    tokens: int  # the index's estimate
+
+
+def pieces_of(text, section, budget, index, regions):
+    """The Pieces tiling a section: each block within `budget`, or a big one cut at seams
+    around the fences and tables nested in it; each heading glued to the piece after it."""
+    pieces = []
+    for block in section.blocks:
+        if block.kind in PROTECTED or block.tokens <= budget:
+            pieces.append(Piece(block.start, block.end, block.kind in PROTECTED, block.tokens))
+            continue
+        cursor = block.start
+        for region in regions_within(regions, block.start, block.end):
+            pieces += seam_pieces(text, cursor, region.start, budget, index)
+            pieces.append(Piece(region.start, region.end, True, index.estimate(region.start, region.end)))
+            cursor = region.end
+        pieces += seam_pieces(text, cursor, block.end, budget, index)
+    headings = {(block.start, block.end) for block in section.blocks if block.kind == "heading"}
+    return glue_headings(pieces, headings)
+
+
+def seam_pieces(text, start, end, budget, index):
+    """Pieces that may be cut, tiling text[start:end]: rag5's seams, one estimate call for all."""
+    if start >= end:
+        return []
+    spans = rag5.split_at_seams(text, start, end, budget, index)
+    return [Piece(s, e, False, tokens) for (s, e), tokens in zip(spans, index.estimates(spans))]
+
+
+def glue_headings(pieces, headings):
+    """The pieces with each heading, a (start, end) of `headings`, joined to the piece after
+    it; a heading that is the last piece stays alone."""
+    glued = []
+    waiting = None  # a heading (or headings) waiting for the piece after it
+    for number, piece in enumerate(pieces):
+        is_heading = (piece.start, piece.end) in headings
+        if waiting is not None:
+            piece = piece._replace(start=waiting.start, tokens=waiting.tokens + piece.tokens)
+            waiting = None
+        if is_heading and number + 1 < len(pieces):
+            waiting = piece
+        else:
+            glued.append(piece)
+    return glued
+
+
+def repack_exactly(text, pieces, max_tokens, index, regions):
+    """(start, end, tokens) chunks of pieces that packed on estimates came out over budget.
+
+    Greedy again, counting every step exactly. A single piece still over
+    budget stays whole if it must not be cut, and is otherwise mended word by
+    word with rag5.mend, each fence or table nested in it kept as one span: a
+    list that holds a fence, glued to the heading above it, can come out a
+    token or two over budget, and mending must not cut the fence.
+    """
+    chunks = []
+    for start, end in pack_exactly([(piece.start, piece.end) for piece in pieces], max_tokens, index):
+        n_tokens = index.count(start, end)
+        if n_tokens <= max_tokens or any(piece.whole and piece.start == start for piece in pieces):
+            chunks.append((start, end, n_tokens))
+            continue
+        spans = []
+        for region in regions_within(regions, start, end):
+            spans += rag5.mend(text, start, region.start, max_tokens) if start < region.start else []
+            spans.append((region.start, region.end))
+            start = region.end
+        spans += rag5.mend(text, start, end, max_tokens) if start < end else []
+        chunks += [(s, e, index.count(s, e)) for s, e in pack_exactly(spans, max_tokens, index)]
+    return chunks
 
 
 def pack_exactly(spans, max_tokens, index):
@@ -792,104 +379,19 @@ def pack_exactly(spans, max_tokens, index):
     return chunks
 
 
-def mend_around(text, start, end, max_tokens, regions, index):
-    """rag5.mend for text[start:end], with each fence or table nested in it kept as one piece.
-
-    A list that holds a fence, glued to the heading above it, can come out a
-    token or two over budget; mending it word by word must not cut the fence.
-    """
-    spans = []
-    cursor = start
-    for region_start, region_end, _ in regions_within(regions, start, end):
-        if cursor < region_start:
-            spans += rag5.mend(text, cursor, region_start, max_tokens)
-        spans.append((region_start, region_end))
-        cursor = region_end
-    if cursor < end:
-        spans += rag5.mend(text, cursor, end, max_tokens)
-    return pack_exactly(spans, max_tokens, index)
-
-
 # %% [markdown]
-# ## 6. Overlap that never starts inside a protected block
+# ## 4. The whole document
 #
-# As in rag5, overlap reaches back into the previous chunk (of the same
-# section) by up to `overlap` tokens and starts at a word. If that point falls
-# inside a fence or table, it moves forward to the block's end: overlap may
-# repeat a whole table but never half of one. An oversize chunk gets none.
+# `markdown_chunks` reads the document once (tokens, blocks, sections, the
+# regions of fences and tables), keeps any front matter as a chunk of its own,
+# then chunks section after section. As in rag5, overlap reaches back into the
+# previous chunk of the same section by up to `overlap` tokens and starts at a
+# word. If that point falls inside a fence or table, it moves forward to the
+# block's end: overlap may repeat a whole table but never half of one. An
+# oversize chunk gets none.
 
 
 # %%
-def reach_back(text, start, floor, overlap, index, regions):
-    """Where a chunk starting at `start` begins once it reaches back `overlap` tokens."""
-    position = int(index.starts.searchsorted(start))
-    reach = max(int(index.starts[max(position - overlap, 0)]), floor)
-    return next_cut(text, reach, start, regions)
-
-
-def next_cut(text, position, limit, regions):
-    """The first clean cut (a word's space, a line's start) at or after `position`,
-    up to `limit`, outside every protected region."""
-    while position < limit:
-        region = inside(position, regions)
-        if region:
-            position = region[1]
-            continue
-        if is_clean_cut(text, position):
-            return position
-        position += 1
-    return limit
-
-
-BLANK_LINES = re.compile(r"(?:[ \t]*(?:\r\n|\r|\n))*")
-
-
-def read_blocks(text):
-    """(offset where the body starts after any front matter, its lines, its blocks).
-
-    Blank lines right after the front matter go with it: the body then starts
-    at the first character of a line, a clean cut (see rag5), and the first
-    section's count is read from the index instead of encoded again.
-    """
-    _, body_start = front_matter(text)
-    if body_start:
-        body_start = BLANK_LINES.match(text, body_start).end()
-    body_lines = split_lines(text, body_start)
-    return body_start, body_lines, scan_blocks(body_lines)
-
-
-@dataclass
-class Document:
-    """A Markdown text read once: where its body starts, its sections and protected regions."""
-
-    index: object  # rag5.TokenIndex of the whole text
-    body_start: int
-    sections: list
-    regions: list  # sorted, disjoint (start, end, kind) of fences and tables
-
-
-def read_document(text, budget):
-    """Tokenize and scan `text` once; fold tiny parents against `budget`."""
-    index = rag5.TokenIndex(text)
-    body_start, body_lines, blocks = read_blocks(text)
-    regions = merge_regions(
-        [(body_lines[b.first].start, body_lines[b.last - 1].end, b.kind) for b in blocks if b.kind in PROTECTED]
-        + [region for b in blocks for region in b.nested]
-    )
-    if not blocks:  # nothing but blank lines after any front matter
-        blank = ("blank", body_start, len(text), index.estimate(body_start, len(text)))
-        sections = [Section((), body_start, len(text), [blank])] if body_start < len(text) else []
-    else:
-        sections = fold_tiny_parents(sections_of(text, body_start, body_lines, blocks, index), budget // 8)
-    return Document(index, body_start, sections, regions)
-
-
-def front_matter_chunk(text, body_start, max_tokens):
-    """The front matter as one chunk, never cut (flagged oversize if it is over budget)."""
-    chunk = make_chunk(text, 0, body_start, kind="front_matter")
-    return replace(chunk, oversize=chunk.n_tokens > max_tokens)
-
-
 def markdown_chunks(text, max_tokens, overlap=0):
     """Chunks of a Markdown document: sections first, then size; fences and tables never cut."""
     # BEGIN SOLUTION
@@ -913,6 +415,60 @@ def markdown_chunks(text, max_tokens, overlap=0):
     return chunks
 
 
+@dataclass
+class Document:
+    """A Markdown text read once: where its body starts, its sections and protected regions."""
+
+    index: object  # rag5.TokenIndex of the whole text
+    body_start: int  # 0, or the offset after the front matter and the blank lines after it
+    sections: list  # its Sections, in order
+    regions: list  # sorted, disjoint Regions of fences and tables, nested ones too
+
+
+def read_document(text, budget):
+    """Tokenize and scan `text` once; fold tiny parents against `budget`."""
+    index = rag5.TokenIndex(text)
+    body_start = body_start_of(text)
+    lines = split_lines(text, body_start)
+    blocks = scan_blocks(lines)
+    if blocks:
+        sections = fold_tiny_parents(sections_of(text, body_start, lines, blocks, index), budget // 8)
+    elif body_start < len(text):  # nothing but blank lines after any front matter
+        blank = BlockSpan("blank", body_start, len(text), index.estimate(body_start, len(text)))
+        sections = [Section((), body_start, len(text), [blank])]
+    else:
+        sections = []
+    return Document(index, body_start, sections, protected_regions(lines, blocks))
+
+
+def front_matter_chunk(text, body_start, max_tokens):
+    """The front matter as one chunk, never cut (flagged oversize if it is over budget)."""
+    chunk = make_chunk(text, 0, body_start, kind="front_matter")
+    return replace(chunk, oversize=chunk.n_tokens > max_tokens)
+
+
+def section_chunks(text, section, max_tokens, overlap, index, regions):
+    """The Chunks of one section: packed, overlapped within the section, oversize flagged."""
+    titles = tuple(title for _, title in section.path)
+    packed = chunk_section(text, section, rag5.packing_budget(max_tokens, overlap), index, regions)
+    block_starts = [block.start for block in section.blocks]
+    chunks = []
+    for number, (start, end, n_tokens) in enumerate(packed):
+        kind = kind_of(section, block_starts, start, end)
+        if n_tokens > max_tokens:  # one whole fence or table, perhaps with its heading glued before it
+            held = regions_within(regions, start, end)
+            kind = held[0].kind if held else kind
+            chunks.append(make_chunk(text, start, end, n_tokens, section=titles, kind=kind, oversize=True))
+            continue
+        reach = reach_back(text, start, packed[number - 1][0], overlap, index, regions) if overlap and number else start
+        n_tokens = index.count(reach, end) if reach < start else n_tokens
+        while n_tokens > max_tokens:  # the overlap gives back words until it fits
+            reach = next_cut(text, reach + 1, start, regions)
+            n_tokens = index.count(reach, end)
+        chunks.append(make_chunk(text, reach, end, n_tokens, section=titles, kind=kind))
+    return chunks
+
+
 def kind_of(section, block_starts, start, end):
     """"code" or "table" if the blocks in [start, end), headings aside, are all of that kind; else "text".
 
@@ -921,37 +477,33 @@ def kind_of(section, block_starts, start, end):
     """
     first = max(bisect.bisect_right(block_starts, start) - 1, 0)  # the block holding `start`
     last = bisect.bisect_left(block_starts, end)  # after the last block starting before `end`
-    kinds = {kind for kind, _, _, _ in section.blocks[first:last]} - {"heading"}
+    kinds = {block.kind for block in section.blocks[first:last]} - {"heading"}
     return kinds.pop() if len(kinds) == 1 and kinds <= set(PROTECTED) else "text"
 
 
-def section_chunks(text, section, max_tokens, overlap, index, regions):
-    """The Chunks of one section: packed, overlapped within the section, oversize flagged."""
-    titles = tuple(title for _, title in section.path)
-    packed = chunk_section(text, section, rag5.packing_budget(max_tokens, overlap), index, regions)
-    block_starts = [block_start for _, block_start, _, _ in section.blocks]
-    chunks = []
-    for number, (start, end, n_tokens) in enumerate(packed):
-        kind = kind_of(section, block_starts, start, end)
-        if n_tokens > max_tokens:  # one whole fence or table, perhaps with its heading glued before it
-            held = regions_within(regions, start, end)
-            whole_kind = held[0][2] if held else kind
-            chunks.append(make_chunk(text, start, end, n_tokens, section=titles, kind=whole_kind, oversize=True))
+def reach_back(text, start, floor, overlap, index, regions):
+    """Where a chunk starting at `start` begins once it reaches back `overlap` tokens."""
+    position = int(index.starts.searchsorted(start))
+    reach = max(int(index.starts[max(position - overlap, 0)]), floor)
+    return next_cut(text, reach, start, regions)
+
+
+def next_cut(text, position, limit, regions):
+    """The first clean cut (a word's space, a line's start) at or after `position`,
+    up to `limit`, outside every protected region."""
+    while position < limit:
+        region = inside(position, regions)
+        if region:
+            position = region.end
             continue
-        if overlap and number > 0:
-            reach = reach_back(text, start, packed[number - 1][0], overlap, index, regions)
-            chunk = make_chunk(text, reach, end, index.count(reach, end), section=titles, kind=kind)
-        else:
-            reach, chunk = start, make_chunk(text, start, end, n_tokens, section=titles, kind=kind)
-        while chunk.n_tokens > max_tokens:  # the overlap gives back words until it fits
-            reach = next_cut(text, reach + 1, start, regions)
-            chunk = make_chunk(text, reach, end, index.count(reach, end), section=titles, kind=kind)
-        chunks.append(chunk)
-    return chunks
+        if is_clean_cut(text, position):
+            return position
+        position += 1
+    return limit
 
 
 # %% [markdown]
-# ## 7. Try it on a real page
+# ## 5. Try it on a real page
 #
 # Structure first changes the sizes of chunks: a short section makes a short
 # chunk, and a table or code block too big for the budget stays whole, past
@@ -967,41 +519,13 @@ QUESTION = "What is the default value of storage.postgres_max_idle_conns?"
 MAX_TOKENS = 256
 OVERLAP = 32
 
-FENCE_BLOCK = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n(?:.*?\n)?? {0,3}\1[`~]*[ \t]*(?:\n|\Z)|^ {0,3}(`{3,}|~{3,}).*\Z", re.M | re.S)
-TABLE_BLOCK = re.compile(r"^[^\n]*\|[^\n]*\n {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-*:?[ \t]*)*\|?[ \t]*\n(?:[^\n]*\S[^\n]*(?:\n|\Z))*", re.M)
 
-
-def regions_to_keep_whole(text):
-    """Fenced blocks and tables of a page, found with whole-text patterns.
-
-    This is deliberately separate code from the chunker's line scanner, so that
-    the check below is not the chunker grading its own homework. It handles
-    top-level fences and tables, with any line ends, which is what the lab's
-    pages hold; the tricky documents of section 8 name their nested ones.
-    """
-    text = text.replace("\r\n", " \n").replace("\r", "\n")  # LF ends, every character in place
-    fences = [m.span() for m in FENCE_BLOCK.finditer(text)]
-    tables = []
-    for match in TABLE_BLOCK.finditer(text):
-        if not any(start <= match.start() < end for start, end in fences):
-            tables.append(match.span())
-    return sorted(fences + tables)
-
-
-def cut_regions(text, chunks, regions):
-    """The regions that some chunk starts or ends strictly inside."""
-    return [(s, e) for s, e in regions for c in chunks if s < c.start < e or s < c.end < e]
-
-
-def step_front_matter(page):
+def step_structure(page):
+    """What the page holds: its front matter, read as metadata, and its blocks."""
     metadata, end = front_matter(page)
     print(f"\n1. Front matter: {end} characters, read as metadata: {metadata}")
-
-
-def step_blocks(page):
-    """What blocks does the page hold?"""
     counts = {}
-    for block in read_blocks(page)[2]:
+    for block in scan_blocks(split_lines(page, body_start_of(page))):
         counts[block.kind] = counts.get(block.kind, 0) + 1
     print("2. Blocks: " + ", ".join(f"{count} {kind}" for kind, count in counts.items()))
 
@@ -1016,7 +540,7 @@ def step_compare(page, regions):
         ("markdown", markdown_chunks(page, MAX_TOKENS, OVERLAP)),
         ("recursive", rag5.recursive_chunks(page, MAX_TOKENS, OVERLAP)),
     ):
-        cut = len(set(cut_regions(page, chunks, regions)))
+        cut = len(set(cut_regions(chunks, regions)))
         oversize = sum(c.oversize for c in chunks)
         print(f"   {name:<12} {len(chunks):>6} {cut:>11} {oversize:>9}")
         results[name] = chunks
@@ -1056,162 +580,28 @@ def rank_of_answer(chunks, answer_start, answer_end):
 
 
 # %% [markdown]
-# ## 8. Tricky Markdown
+# ## 6. Tricky Markdown
 #
 # The page above uses a few of Markdown's forms. The lab ends by chunking
-# small documents that use the others: tilde fences and fences of four
-# backticks, fences and tables inside lists and quotes, tables without outer
-# pipes, setext headings, front matter, a fence never closed. Each is tried
-# with `\n`, `\r\n` and lone `\r` line ends, at budgets from 4 tokens up, with
-# and without overlap, together with the course's `TRICKY_TEXTS`. Each
-# document names, by hand, the blocks that must stay whole and the heading
-# path some of its lines must carry: the checks never ask your code. The
-# first input that goes wrong is shown with the call that reproduces it.
+# small documents that use the others (`TRICKY_MARKDOWN` in
+# `labkit/markdown.py`): tilde fences and fences of four backticks, fences and
+# tables inside lists and quotes, tables without outer pipes, setext headings,
+# front matter, a fence never closed. Each is tried with `\n`, `\r\n` and lone
+# `\r` line ends, at budgets from 4 tokens up, with and without overlap,
+# together with the course's `TRICKY_TEXTS`. Each document names, by hand, the
+# blocks that must stay whole and the heading path some of its lines must
+# carry: the checks never ask your code. The first input that goes wrong is
+# shown with the call that reproduces it.
 
 
 # %%
-@dataclass(frozen=True)
-class TrickyMarkdown:
-    """A small document, written with \\n line ends, and what chunking it must respect."""
-
-    what: str
-    text: str
-    keep_whole: tuple = ()  # pieces of the text no chunk may start or end inside
-    paths: dict = field(default_factory=dict)  # {a line: the path of chunks holding some of it}
-
-
-TRICKY_MARKDOWN = (
-    TrickyMarkdown(
-        "a fence opening a list item, under a heading", "# Title\n- ```\n# Title",
-        keep_whole=("- ```",),
-    ),
-    TrickyMarkdown(
-        "a table inside a quote", "> | key | default |\n> |-----|---------|\n> | port | 7401 |\n",
-        keep_whole=("> | key | default |\n> |-----|---------|\n> | port | 7401 |",),
-    ),
-    TrickyMarkdown(
-        "front matter", '---\ntitle: Install\napplies_to: "2.x"\n---\n\n# Install\n\nUse apt.\n',
-        keep_whole=('---\ntitle: Install\napplies_to: "2.x"\n---',),
-        paths={"Use apt.": ("Install",)},
-    ),
-    TrickyMarkdown(
-        "a fence never closed", "# Title\n\nIntro.\n\n```sh\nnever closed\n# not a heading\n",
-        keep_whole=("```sh\nnever closed\n# not a heading",), paths={"never closed": ("Title",)},
-    ),
-    TrickyMarkdown(
-        "a fence inside a quote", "> Note:\n> ```\n> quoted code\n> more code\n> ```\n\nAfter.\n",
-        keep_whole=("> ```\n> quoted code\n> more code\n> ```",),
-    ),
-    TrickyMarkdown(
-        "setext headings",
-        "Install Orbit\n=============\n\nRun it.\n\nOn Linux\n--------\n\nUse apt.\n",
-        paths={"Use apt.": ("Install Orbit", "On Linux")},
-    ),
-    TrickyMarkdown(
-        "a tilde fence holding a # line",
-        "# Tildes\n\n~~~toml\n# a comment, not a heading\nkey = 1\n~~~\n\nAfter.\n",
-        keep_whole=("~~~toml\n# a comment, not a heading\nkey = 1\n~~~",),
-        paths={"After.": ("Tildes",)},
-    ),
-    TrickyMarkdown(
-        "a backtick fence holding tilde lines",
-        "# Mixed\n\n```\n~~~\ninside the fence\n~~~\n```\n\nAfter.\n",
-        keep_whole=("```\n~~~\ninside the fence\n~~~\n```",), paths={"After.": ("Mixed",)},
-    ),
-    TrickyMarkdown(
-        "a fence of four backticks holding one of three",
-        "# Fences\n\n````markdown\n```python\nprint(1)\n```\n````\n\nAfter.\n",
-        keep_whole=("````markdown\n```python\nprint(1)\n```\n````",),
-        paths={"After.": ("Fences",)},
-    ),
-    TrickyMarkdown(
-        "a table without outer pipes",
-        "# Ports\n\nport | use\n--- | ---\n7401 | stream\n7402 | api\n\nAfter.\n",
-        keep_whole=("port | use\n--- | ---\n7401 | stream\n7402 | api",),
-        paths={"After.": ("Ports",)},
-    ),
-    TrickyMarkdown(
-        "a table inside a list item",
-        "- Ports:\n\n  | port | use |\n  |------|-----|\n  | 7401 | stream |\n  | 7402 | api |\n\n"
-        "- Done.\n",
-        keep_whole=("  | port | use |\n  |------|-----|\n  | 7401 | stream |\n  | 7402 | api |",),
-    ),
-    TrickyMarkdown(
-        "a fence inside a list item",
-        "# Steps\n\n- Install it.\n- Run this:\n\n  ```sh\n  orbit init --data /var/lib/orbit\n"
-        "  orbit start\n  ```\n\n- Logs.\n",
-        keep_whole=("```sh\n  orbit init --data /var/lib/orbit\n  orbit start\n  ```",),
-        paths={"Logs.": ("Steps",)},
-    ),
-    TrickyMarkdown(
-        "closing #s, and paths popped by siblings and parents",
-        "# Install #\n\nIntro.\n\n## On Linux ##\n\nUse apt.\n\n## On macOS\n\nUse brew.\n\n"
-        "# Upgrade\n\nUpgrade.\n",
-        paths={"Use apt.": ("Install", "On Linux"), "Use brew.": ("Install", "On macOS"),
-               "Upgrade.": ("Upgrade",)},
-    ),
-)
-LINE_ENDS = {"LF": "\n", "CRLF": "\r\n", "CR": "\r"}
-MARKDOWN_SETTINGS = (  # 4 tokens hold any character
-    dict(max_tokens=4, overlap=0), dict(max_tokens=8, overlap=0),
-    dict(max_tokens=16, overlap=4), dict(max_tokens=400, overlap=0),
-)
-
-
-def check_markdown_chunks(chunks, text, max_tokens, overlap, keep_whole=(), paths=None):
-    """Raise ValueError unless `chunks` chunk the Markdown `text` as promised: lossless, in
-    budget but for a whole fence, table or front matter; nothing in `keep_whole` (or that
-    regions_to_keep_whole finds) cut; each line of `paths` only in chunks with that path."""
-    check_chunking(text, chunks, max_tokens)
-    for number, chunk in enumerate(chunks, 1):
-        if chunk.oversize and chunk.kind not in (*PROTECTED, "front_matter"):
-            raise ValueError(f"chunk {number} is flagged oversize, but its kind is {chunk.kind!r}")
-    named = [(text.index(piece), text.index(piece) + len(piece)) for piece in keep_whole]
-    for start, end in cut_regions(text, chunks, regions_to_keep_whole(text) + named)[:1]:
-        raise ValueError(f"a chunk starts or ends inside [{start}, {end}) "
-                         f"{text[start:end][:30]!r}, which must stay whole")
-    for line, path in (paths or {}).items():
-        start = text.index(line)
-        for chunk in chunks:
-            holds_some = chunk.start < start + len(line) and start < chunk.end
-            if holds_some and chunk.section != path:
-                raise ValueError(f"the chunk holding {line!r} has the path {chunk.section}, "
-                                 f"not {path}")
-
-
-def with_every_line_end(documents):
-    """Each document as written (LF), with CRLF and with lone CR line ends, its pieces too."""
-    return [
-        TrickyMarkdown(f"{document.what} ({name})", document.text.replace("\n", line_end),
-                       tuple(piece.replace("\n", line_end) for piece in document.keep_whole),
-                       document.paths)
-        for document in documents
-        for name, line_end in LINE_ENDS.items()
-    ]
-
-
-def markdown_cases():
-    """Cases for markdown_chunks: the tricky texts, and each tricky document with each line
-    end, at each setting; smallest text first."""
-    cases = tricky_cases(markdown_chunks, check_markdown_chunks, MARKDOWN_SETTINGS)
-    cases += [
-        Case(document.what, markdown_chunks, (document.text,),
-             partial(check_markdown_chunks, keep_whole=document.keep_whole, paths=document.paths),
-             dict(setting))
-        for document in with_every_line_end(TRICKY_MARKDOWN)
-        for setting in MARKDOWN_SETTINGS
-    ]
-    return sorted(cases, key=lambda case: len(case.args[0]))
-
-
 def main():
     page = PAGE.read_text(encoding="utf-8")
     answer_start = page.index(ANSWER)  # the lab's own label, not a chunk offset
     answer_end = answer_start + len(ANSWER)
     regions = regions_to_keep_whole(page)
 
-    step_front_matter(page)
-    step_blocks(page)
+    step_structure(page)
     chunks = step_compare(page, regions)
     step_sizes()
     step_sections(page, chunks)
@@ -1234,7 +624,7 @@ def main():
         all(c.kind in PROTECTED for c in oversize),
         f"{len(oversize)} oversize chunk(s)",
     )
-    cut = cut_regions(page, chunks, regions)
+    cut = cut_regions(chunks, regions)
     checks.check("no fenced block or table is cut (checked by separate code)", not cut, f"{len(cut)} cut")
     checks.check(
         "the top result holds the answer",
@@ -1243,7 +633,7 @@ def main():
     )
     checks.check_cases(
         "tricky Markdown: lossless, in budget, fences and tables whole, heading paths right",
-        markdown_cases(),
+        markdown_cases(markdown_chunks),
     )
     return checks.verdict()
 
