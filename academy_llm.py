@@ -5,14 +5,14 @@ It holds what every lab needs and nothing a lab is meant to teach:
 - an offline tokenizer (tiktoken's cl100k_base, loaded from the file the repo ships),
 - `Chunk`, the one data model every chunker returns, and `make_chunk` to build it,
 - the checks every lab and grading test share (`check_lossless`, `check_budget`),
-- offline embeddings ("wordllama": semantic; "hash": lexical) and cosine search,
+- embeddings (offline: "wordllama" semantic, "hash" lexical; "openai": a server's) and cosine search,
 - the course's dataset: Orbit's documentation and questions labelled with spans.
 
 What runs, checks and shows a lab (load_lab, run_lab, Invariants, hints, the chunk
 view, plots) is in the package `labkit`; a lab imports it from there.
 
 Everything is deterministic: the same text gives the same tokens, chunks and
-scores on every machine, with no network.
+scores on every machine, with no network (but for the "openai" embedder).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ __all__ = [  # what a lab or a test may import from here
     "read_bpe_ranks", "tokenizer", "encode", "count_tokens", "token_positions", "token_starts",
     "is_clean_cut", "Chunk", "make_chunk", "check_text_and_window", "check_exact_slices",
     "check_in_order", "find_lost_text", "check_lossless", "check_budget", "check_chunking",
-    "EMBEDDERS", "embedder_name", "embed", "cosine", "top_k", "top_k_each", "corpus_pages",
+    "EMBEDDERS", "embedder_name", "embed", "embed_cost", "cosine", "top_k", "top_k_each", "corpus_pages",
     "corpus_questions",
 ]
 
@@ -365,14 +365,15 @@ def check_chunking(source: str, chunks, max_tokens: int) -> None:
 
 
 # --------------------------------------------------------------------------
-# Embeddings, offline
+# Embeddings
 # --------------------------------------------------------------------------
 # "wordllama": static word embeddings (256-d) whose weights ship inside the
 #   wordllama wheel: semantic ("install" is near "set up"), fast, no network.
 # "hash": a hashed bag of words: lexical only, it matches words, not meanings.
 #   Useful to see what an embedder adds beyond shared words.
+# "openai": a model behind the OpenAI embeddings API, cached (labkit/openai_embedder.py).
 
-EMBEDDERS = ("wordllama", "hash")
+EMBEDDERS = ("wordllama", "hash", "openai")
 DEFAULT_EMBEDDER = "wordllama"
 
 
@@ -403,10 +404,17 @@ def embed(texts, model: str | None = None) -> np.ndarray:
         return embed([texts], model)[0]
     texts = list(texts)
     name = embedder_name(model)
-    from labkit import embedders  # the machinery behind the two embedders
+    from labkit import embedders, openai_embedder  # the machinery behind the embedders
 
-    matrix = embedders.hash_vectors(texts) if name == "hash" else embedders.wordllama_vectors(texts)
-    return _unit_rows(np.asarray(matrix, dtype=np.float32))
+    rows = {"wordllama": embedders.wordllama_vectors, "hash": embedders.hash_vectors, "openai": openai_embedder.vectors}
+    return _unit_rows(np.asarray(rows[name](texts), dtype=np.float32))
+
+
+def embed_cost(texts, model: str | None = None) -> float:
+    """Estimated USD to embed `texts` with the openai embedder, counting only the texts its cache lacks.
+    `model`: an OpenAI model, or an embedder as for embed; offline embedders and local servers cost 0."""
+    from labkit import openai_embedder
+    return openai_embedder.cost([texts] if isinstance(texts, str) else list(texts), model or embedder_name())
 
 
 def cosine(a, b) -> float:

@@ -23,7 +23,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from academy_llm import EMBEDDERS, corpus_pages
+from academy_llm import EMBEDDERS, corpus_pages, embedder_name
 
 import chroma
 import orbit
@@ -58,6 +58,17 @@ def describe_machine():
         print(f"- OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} (left as set on this machine)")
 
 
+def describe_openai():
+    """The model, and what embedding the Orbit pages and questions costs, before anything is sent."""
+    from academy_llm import corpus_questions, embed_cost
+    from labkit.openai_embedder import settings
+
+    texts = list(corpus_pages().values()) + [question["question"] for question in corpus_questions()]
+    print(f"- embedder: openai, {settings().describe()}; the Orbit pages and questions not cached yet cost about "
+          f"USD {embed_cost(texts):.4f}, and each chunking about as much again; ACADEMY_MAX_COST="
+          f"{settings().max_cost:g} stops a run that would send more")
+
+
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
@@ -65,7 +76,8 @@ def parse_arguments():
     parser.add_argument("--no-chroma", action="store_true", help="skip Chroma's benchmark even if its data is there")
     parser.add_argument("--chroma-data", type=Path, default=chroma.DEFAULT_FOLDER,
                         help=f"folder of Chroma's benchmark data (default: {chroma.DEFAULT_FOLDER})")
-    parser.add_argument("--embedder", choices=EMBEDDERS, default="wordllama", help="embedder for retrieval")
+    parser.add_argument("--embedder", choices=EMBEDDERS, default=embedder_name(),
+                        help="embedder for retrieval (default: $ACADEMY_EMBEDDER, else wordllama)")
     parser.add_argument("--runs", type=int, default=5, help="timing runs per measurement; the best counts")
     parser.add_argument("--profile", action="store_true", help="also profile the course's chunkers by function")
     return parser.parse_args()
@@ -78,6 +90,8 @@ def main():
     began = time.perf_counter()
     print("## Benchmark: the course's chunkers beside the libraries\n")
     describe_machine()
+    if args.embedder == "openai":
+        describe_openai()
 
     orbit_sizes = orbit.SIZES[:1] if args.quick else orbit.SIZES
     orbit.run(args.embedder, orbit_sizes)

@@ -10,6 +10,8 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
 - plots.py     plot_chunk_sizes and show_figure (a PNG file, or inline in a notebook)
 - notebook.py  whether a lab runs in Jupyter, and what a notebook shows on failure
 - embedders.py the wordllama and hash embedders behind academy_llm.embed
+- openai_embedder.py  the openai embedder behind academy_llm.embed: the client, its sqlite
+                      cache, the cost estimate and ACADEMY_MAX_COST (imports openai only to send)
 - markdown.py  rag6's given Markdown reading: lines, front matter, the block scanner
                (run with the student's rules), regions, the tricky documents
 """

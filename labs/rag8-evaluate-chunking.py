@@ -30,9 +30,10 @@
 # order while they fit. That is the fair comparison between chunk sizes.
 
 # %%
+import os
 import time
 
-from academy_llm import corpus_pages, corpus_questions, count_tokens, embed, make_chunk, top_k_each
+from academy_llm import corpus_pages, corpus_questions, count_tokens, embed, embed_cost, make_chunk, top_k_each
 from labkit import Case, Invariants, load_lab, returns, run_lab, show_figure
 
 rag4 = load_lab("rag4")
@@ -224,7 +225,10 @@ TOKEN_BUDGET = 1000
 # Embedding cost at OpenAI's list price for text-embedding-3-small (USD 0.02 per
 # million tokens), the price a reader would pay to index with a hosted model.
 PRICE_PER_MILLION_TOKENS = 0.02
-EMBEDDERS = ("wordllama", "hash")
+# The semantic embedder beside "hash": wordllama, offline; with ACADEMY_EMBEDDER=openai, a
+# real model behind the OpenAI embeddings API instead (the README's "Real embeddings").
+SEMANTIC = "openai" if os.environ.get("ACADEMY_EMBEDDER") == "openai" else "wordllama"
+EMBEDDERS = (SEMANTIC, "hash")
 
 
 def paragraphs_with_title(text, size):
@@ -335,7 +339,7 @@ def step_overall(questions):
 KINDS = ("prose", "identifier", "table", "code", "multi_section", "all")
 
 
-def step_by_kind(results, metric, embedder="wordllama"):
+def step_by_kind(results, metric, embedder=SEMANTIC):
     """One metric per kind of question, a row per strategy."""
     print(f"\n3. {metric} by kind of question ({embedder})")
     print(f"   {'strategy':<19} " + " ".join(f"{kind[:10]:>10}" for kind in KINDS))
@@ -344,7 +348,7 @@ def step_by_kind(results, metric, embedder="wordllama"):
         print(f"   {strategy:<19} " + " ".join(f"{row[kind][metric]:>10.2f}" for kind in KINDS))
 
 
-def winners(results, metric, embedder="wordllama"):
+def winners(results, metric, embedder=SEMANTIC):
     """{kind: best strategy} by `metric`; ties go to the higher IoU (less text to read)."""
     return {
         kind: max(STRATEGIES, key=lambda s: (results[s, embedder][kind][metric], results[s, embedder][kind]["IoU"]))
@@ -353,14 +357,14 @@ def winners(results, metric, embedder="wordllama"):
 
 
 def step_plot(questions, results):
-    """Recall against chunk size, two ways, for three sized strategies (wordllama): inline or a PNG."""
+    """Recall against chunk size, two ways, for three sized strategies (SEMANTIC): inline or a PNG."""
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(9, 4), layout="constrained")
     by_rank, by_budget = figure.subplots(1, 2, sharey=True)
     for strategy in PLOTTED:
-        scores = [results[strategy, "wordllama"]["all"] if size == CHUNK_TOKENS
-                  else evaluate(chunk_corpus(strategy, size), questions, "wordllama")["all"] for size in PLOT_SIZES]
+        scores = [results[strategy, SEMANTIC]["all"] if size == CHUNK_TOKENS
+                  else evaluate(chunk_corpus(strategy, size), questions, SEMANTIC)["all"] for size in PLOT_SIZES]
         by_rank.plot(PLOT_SIZES, [score[f"recall@{K}"] for score in scores], marker="o", label=strategy)
         by_budget.plot(PLOT_SIZES, [score["recall@1k tokens"] for score in scores], marker="o", label=strategy)
     for axes, title in ((by_rank, f"recall@{K}: flatters big chunks"),
@@ -370,13 +374,31 @@ def step_plot(questions, results):
         axes.set_xlabel("chunk size (tokens)")
         axes.set_title(title)
         axes.grid(alpha=0.3)
-    by_rank.set_ylabel("recall (test questions, wordllama)")
+    by_rank.set_ylabel(f"recall (test questions, {SEMANTIC})")
     by_rank.legend()
     print(f"\n4. Recall against chunk size: in the top {K}, and within {TOKEN_BUDGET:,} tokens")
     show_figure(figure, "rag8-recall-vs-chunk-size.png")
 
 
+def announce_embedder(questions):
+    """With real embeddings, the model and what the run will cost, before anything is sent."""
+    from labkit.openai_embedder import settings
+
+    sized = [(strategy, CHUNK_TOKENS) for strategy in STRATEGIES]
+    sized += [(strategy, size) for strategy in PLOTTED for size in PLOT_SIZES if size != CHUNK_TOKENS]
+    texts = [chunk.embedding_text for strategy, size in sized for _, chunk in chunk_corpus(strategy, size)]
+    texts = list(dict.fromkeys(texts + [q["question"] for q in questions]))
+    cost, limit = embed_cost(texts), settings().max_cost
+    print(f"Embedder: openai, {settings().describe()}; {len(texts):,} texts, of which those not cached "
+          f"yet cost about USD {cost:.4f}\n")
+    if cost > limit:
+        raise SystemExit(f"that is over ACADEMY_MAX_COST=${limit:g}; nothing was sent. To run it, raise the "
+                         f"limit (ACADEMY_MAX_COST={2 * cost:.2f}) or use a local server (OPENAI_BASE_URL)")
+
+
 def main():
+    if SEMANTIC == "openai":
+        announce_embedder(corpus_questions("test"))
     print("1. The metrics, checked on cases worked out by hand")
     checks = Invariants("rag8")
     if not checks.check_cases("the metrics agree with values worked out by hand", METRIC_CASES):
@@ -390,12 +412,12 @@ def main():
     step_by_kind(results, "recall@1k tokens")
     step_plot(questions, results)
 
-    print("\n5. What the numbers say (wordllama): the best strategy for each kind of question")
+    print(f"\n5. What the numbers say ({SEMANTIC}): the best strategy for each kind of question")
     print(f"   {'kind':<14} {'within 1,000 tokens':<32} {'in the top 5':<32}")
     fair, top5 = winners(results, "recall@1k tokens"), winners(results, "recall@5")
     for kind in KINDS:
-        by_budget = f"{fair[kind]} ({results[fair[kind], 'wordllama'][kind]['recall@1k tokens']:.2f})"
-        by_rank = f"{top5[kind]} ({results[top5[kind], 'wordllama'][kind]['recall@5']:.2f})"
+        by_budget = f"{fair[kind]} ({results[fair[kind], SEMANTIC][kind]['recall@1k tokens']:.2f})"
+        by_rank = f"{top5[kind]} ({results[top5[kind], SEMANTIC][kind]['recall@5']:.2f})"
         print(f"   {kind:<14} {by_budget:<32} {by_rank:<32}")
     print(f"   (evaluation took {time.perf_counter() - started:.1f} s)")
 
@@ -408,7 +430,7 @@ def main():
     reversed_mrr = reversed_ranking_mrr(questions, chunked["markdown + header"])
     checks.check("a reversed ranking scores lower", reversed_mrr[1] < reversed_mrr[0],
                  f"MRR@{K} {reversed_mrr[0]:.3f} best first, {reversed_mrr[1]:.3f} reversed")
-    whole, headed = results["whole page", "wordllama"]["all"], results["markdown + header", "wordllama"]["all"]
+    whole, headed = results["whole page", SEMANTIC]["all"], results["markdown + header", SEMANTIC]["all"]
     checks.check(
         "whole pages retrieve more text than they answer",
         whole["IoU"] < headed["IoU"],
@@ -420,7 +442,7 @@ def main():
 def reversed_ranking_mrr(questions, chunks):
     """MRR@K of markdown + header chunks, ranked best first and then in reverse order."""
     totals = [0.0, 0.0]
-    for question, ranked in zip(questions, rankings(chunks, questions, "wordllama", len(chunks))):
+    for question, ranked in zip(questions, rankings(chunks, questions, SEMANTIC, len(chunks))):
         hits = [hit for _, *hit in ranked]
         totals[0] += mrr_at_k(hits, gold_spans(question), K)
         totals[1] += mrr_at_k(hits[::-1], gold_spans(question), K)

@@ -73,12 +73,33 @@ def other_errors(labs, tmp_path, monkeypatch) -> dict:
         monkeypatch.setenv("ACADEMY_EMBEDDER", "bert")
         academy_llm.embed(["text"])
 
+    def openai_embedder(texts, **environment):
+        """The openai embedder, with OpenAI's own server and a cache in tmp_path: nothing here is sent."""
+        for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ACADEMY_OPENAI_MODEL", "ACADEMY_OPENAI_DIMENSIONS",
+                     "ACADEMY_MAX_COST"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("ACADEMY_CACHE_DIR", str(tmp_path / "cache"))
+        for name, value in environment.items():
+            monkeypatch.setenv(name, value)
+        academy_llm.embed(texts, "openai")
+
+    def damaged_cache():
+        (tmp_path / "cache").mkdir(exist_ok=True)
+        (tmp_path / "cache" / "embeddings.sqlite").write_bytes(b"not a database" * 500)
+        openai_embedder(["text"], OPENAI_API_KEY="sk-test")
+
     return {
         "rag7: the title is not a string": lambda: labs["rag7"].header_chunks("text", None, 64),
         "an unknown embedder, as an argument": lambda: academy_llm.embed(["text"], "bert"),
         "an unknown embedder, in `ACADEMY_EMBEDDER`": embedder_from_the_environment,
         "the tokenizer file is missing": lambda: academy_llm.read_bpe_ranks(tmp_path / "no" / "assets" / damaged.name),
         "the tokenizer file is damaged (its sha256 differs)": lambda: academy_llm.read_bpe_ranks(damaged),
+        "openai: `OPENAI_API_KEY` is not set": lambda: openai_embedder(["text"]),
+        "openai: the texts would cost more than `ACADEMY_MAX_COST`":
+            lambda: openai_embedder(["text"] * 3, OPENAI_API_KEY="sk-test", ACADEMY_MAX_COST="0.00000001"),
+        "openai: a text over the model's 8,191 tokens":
+            lambda: openai_embedder([" ".join(["word"] * 9000)], OPENAI_API_KEY="sk-test"),
+        "openai: the cache file is damaged": damaged_cache,
     }
 
 

@@ -91,6 +91,10 @@ STUDENT_REQUIREMENTS = (
         ("-e .",),
     ),
     RequirementGroup(
+        "Real embeddings, only if you choose them (ACADEMY_EMBEDDER=openai): the official OpenAI client",
+        ("openai",),
+    ),
+    RequirementGroup(
         "The tests that check your labs",
         ("pytest", "pytest-timeout", "hypothesis", "markdown-it-py"),
     ),
