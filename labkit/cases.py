@@ -130,9 +130,9 @@ class Case:
 
     def call(self) -> str:
         """The call as a learner types it, long texts cut: f('go https://example.com/x…')."""
-        shown = [shown(value) for value in self.args]
-        shown += [f"{name}={shown(value)}" for name, value in self.keywords.items()]
-        return f"{self.function.__name__}({', '.join(shown)})"
+        arguments = [shown(value) for value in self.args]
+        arguments += [f"{name}={shown(value)}" for name, value in self.keywords.items()]
+        return f"{self.function.__name__}({', '.join(arguments)})"
 
 
 def tricky_cases(function, judge, settings, texts=TRICKY_TEXTS) -> list[Case]:

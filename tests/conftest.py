@@ -109,8 +109,10 @@ def pytest_unconfigure(config):
 
 
 def course_lab_files() -> dict:
-    """{"rag4": "rag4-chunking.py", ...}: every lab's exact file name, as labs/ has it."""
-    return {path.name.split("-")[0]: path.name for path in sorted(STUDENT_LABS.glob("rag*-*.py"))}
+    """{"rag4": "rag4-chunking.py", ...}: every lab's exact file name, as labs/ has it, in the
+    course's order (rag10 after rag9, not after rag1 as text sorts it)."""
+    files = {path.name.split("-")[0]: path.name for path in STUDENT_LABS.glob("rag*-*.py")}
+    return dict(sorted(files.items(), key=lambda item: lab_number(item[0])))
 
 
 def find_lab_file(lab: str, folder: Path) -> tuple:

@@ -236,4 +236,41 @@ MUTATIONS = [
         "            if tokens > max_tokens and i < j - 1:\n                break\n",
         "",
     ),
+    # ---- rag10: parent_index, best_parents, assemble
+    Mutation(
+        "rag10", "parent_index", "takes the first parent the unit touches, not the one it shares most with",
+        "while j < len(parents) and parents[j][0] < end:",
+        "while j < len(parents) and parents[j][0] < end and best is None:",
+    ),
+    Mutation(
+        "rag10", "parent_index", "a tie goes to the later parent (>=, not >)",
+        "            if shared > most:",
+        "            if shared >= most:",
+    ),
+    Mutation(
+        "rag10", "best_parents", "keeps every unit's parent, the same parent again and again",
+        "if parent is not None and parent not in taken:",
+        "if parent is not None:",
+        quick=True,
+    ),
+    Mutation(
+        "rag10", "best_parents", "tests a parent's truth, so parent 0 is never taken",
+        "if parent is not None and parent not in taken:",
+        "if parent and parent not in taken:",
+    ),
+    Mutation(
+        "rag10", "assemble", "drops a parent too big for what is left instead of reading a window of it",
+        "            span = window_around(text, parent, unit, room)\n",
+        "            span = None\n",
+    ),
+    Mutation(
+        "rag10", "assemble", "stops at the first unit too big for what is left",
+        "            if span is None:\n                continue\n",
+        "            if span is None:\n                break\n",
+    ),
+    Mutation(
+        "rag10", "assemble", "ignores span_tokens: a big table spends the whole budget",
+        "text, room = pages[doc_id], min(left, span_tokens)",
+        "text, room = pages[doc_id], left",
+    ),
 ]

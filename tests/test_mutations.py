@@ -257,6 +257,7 @@ def studied(known_misses=frozenset()) -> list:
 def test_the_lab_notices_the_mistake(studied, study):
     outcome = study[studied]
     assert outcome.lab_exit != 0, "the mutated lab passes its own checks"
+    assert outcome.lab_says.startswith("FAIL"), f"the lab stops without a FAIL line: {outcome.lab_says}"
 
 
 @pytest.mark.parametrize("studied", studied(GRADER_MISSES))

@@ -18,6 +18,7 @@ POINTS = {
     "rag8": {"recall_at_k": 3, "mrr_at_k": 2, "coverage_at_k": 2, "precision_and_iou": 3},
     "rag9": {"window_texts": 1, "neighbour_distances": 1, "breakpoints": 2, "best_cuts": 3,
              "semantic_chunks": 3},
+    "rag10": {"parent_index": 3, "best_parents": 3, "assemble": 4},
 }
 
 LABS = tuple(POINTS)
