@@ -149,14 +149,19 @@ def test_a_notebook_turns_back_into_its_script(path):
     assert jupytext.writes(notebook, fmt="py:percent") == script.read_text(encoding="utf-8")
 
 
-# rag8, rag9 and rag10 (which runs rag8's harness) take some 20 s each as notebooks; their
-# scripts run in every plain `pytest` (test_labs.py), their notebooks in the deeper tier.
-HEAVY = ("rag8", "rag9", "rag10")
+# Every lab's script runs in a plain `pytest` (test_labs.py); as notebooks, rag4 and rag5 run
+# there too (rag5 shows a chunk view and a plot), and every lab in the deeper tier: a kernel
+# a notebook costs seconds of the plain run's two minutes.
+QUICK = ("rag4-", "rag5-")
 
 
-@pytest.mark.parametrize("notebook", [
-    pytest.param(f"solutions/{lab}", marks=[pytest.mark.heavy] if lab.startswith(HEAVY) else [])
-    for lab in LABS])
+def in_tier(notebook: str):
+    """The notebook as a test parameter, marked heavy unless its lab is one of QUICK."""
+    lab = notebook.split("/")[1]
+    return pytest.param(notebook, marks=[] if lab.startswith(QUICK) else [pytest.mark.heavy])
+
+
+@pytest.mark.parametrize("notebook", [in_tier(f"solutions/{lab}") for lab in LABS])
 def test_solution_notebook_runs_top_to_bottom(notebook, executed, notebook_copy):
     run, error = executed[notebook].result()
     assert error is None, f"{error.ename}: {error.evalue}"
@@ -169,7 +174,7 @@ def test_solution_notebook_runs_top_to_bottom(notebook, executed, notebook_copy)
         assert not list((notebook_copy / "solutions").glob(f"{lab}-*.png")), "a plot saved, not shown inline"
 
 
-@pytest.mark.parametrize("notebook", [f"labs/{lab}" for lab in LABS])
+@pytest.mark.parametrize("notebook", [in_tier(f"labs/{lab}") for lab in LABS])
 def test_student_notebook_stops_at_its_first_todo_with_the_scripts_hint(notebook, executed, tmp_path):
     script = run_offline(ROOT / f"{notebook}.py", tmp_path)
     todo = re.search(r"^TODO\(.*$", script.stderr, re.M)
