@@ -59,13 +59,8 @@ CL100K_PATTERN = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|"""
     r""" ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
-CL100K_SPECIAL_TOKENS = {
-    "<|endoftext|>": 100257,
-    "<|fim_prefix|>": 100258,
-    "<|fim_middle|>": 100259,
-    "<|fim_suffix|>": 100260,
-    "<|endofprompt|>": 100276,
-}
+CL100K_SPECIAL_TOKENS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                         "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
 
 # A character is at most 4 UTF-8 bytes and every byte is a token of its own,
 # so no single character ever needs more than 4 tokens.
@@ -107,12 +102,8 @@ def tokenizer():
         import tiktoken
 
         ranks = read_bpe_ranks()
-        _encoding = tiktoken.Encoding(
-            name="cl100k_base",
-            pat_str=CL100K_PATTERN,
-            mergeable_ranks=ranks,
-            special_tokens=CL100K_SPECIAL_TOKENS,
-        )
+        _encoding = tiktoken.Encoding(name="cl100k_base", pat_str=CL100K_PATTERN, mergeable_ranks=ranks,
+                                      special_tokens=CL100K_SPECIAL_TOKENS)
         # How many UTF-8 bytes each token stands for: lets token_starts map
         # tokens to character offsets without decoding them one by one.
         _token_byte_lengths = np.zeros(max(ranks.values()) + 1, dtype=np.int64)
@@ -330,9 +321,7 @@ def check_lossless(source: str, chunks, whitespace_may_be_lost: bool = False) ->
     lost = find_lost_text(source, chunks, whitespace_may_be_lost)
     if lost is not None:
         start, end = lost
-        raise ValueError(
-            f"characters [{start}, {end}) {_preview(source[start:end])} are in no chunk"
-        )
+        raise ValueError(f"characters [{start}, {end}) {_preview(source[start:end])} are in no chunk")
 
 
 def check_budget(chunks, max_tokens: int) -> None:
@@ -342,10 +331,8 @@ def check_budget(chunks, max_tokens: int) -> None:
             continue
         n = count_tokens(chunk.embedding_text)
         if n > max_tokens:
-            raise ValueError(
-                f"chunk {number} [{chunk.start}, {chunk.end}) has {n} tokens, "
-                f"over the budget of {max_tokens}"
-            )
+            raise ValueError(f"chunk {number} [{chunk.start}, {chunk.end}) has {n} tokens, "
+                             f"over the budget of {max_tokens}")
 
 
 def check_chunking(source: str, chunks, max_tokens: int) -> None:
@@ -381,10 +368,8 @@ def embedder_name(model: str | None = None) -> str:
     """The embedder to use: `model` if given, else $ACADEMY_EMBEDDER, else wordllama."""
     name = model or os.environ.get("ACADEMY_EMBEDDER") or DEFAULT_EMBEDDER
     if name not in EMBEDDERS:
-        raise ValueError(
-            f"unknown embedder {name!r}; use one of {', '.join(EMBEDDERS)} "
-            f"(argument model= or environment variable ACADEMY_EMBEDDER)"
-        )
+        raise ValueError(f"unknown embedder {name!r}; use one of {', '.join(EMBEDDERS)} "
+                         f"(argument model= or environment variable ACADEMY_EMBEDDER)")
     return name
 
 
