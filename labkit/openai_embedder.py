@@ -173,14 +173,30 @@ class Cache:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.connection = sqlite3.connect(path, timeout=60, isolation_level=None)
             self.connection.execute("PRAGMA busy_timeout = 60000")
-            if self.connection.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
-                raise sqlite3.DatabaseError("it cannot be switched to WAL mode")
-            self.connection.execute(SCHEMA)
+            self._set_up()
         except sqlite3.DatabaseError as error:
             raise self.damaged(error) from None
         except OSError as error:
             raise CacheError(f"cannot open the embedding cache {path} ({error.strerror or error}); "
                              f"set ACADEMY_CACHE_DIR to a folder you can write") from None
+
+    def _set_up(self, patience_seconds: float = 60.0) -> None:
+        """Switch to WAL and create the table, retrying while another process does the same.
+
+        Two processes creating one new file can both be refused at once ("database is
+        locked"): SQLite does not wait on a lock that could deadlock, so we wait here.
+        """
+        deadline = time.monotonic() + patience_seconds
+        while True:
+            try:
+                if self.connection.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
+                    raise sqlite3.DatabaseError("it cannot be switched to WAL mode")
+                self.connection.execute(SCHEMA)
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def damaged(self, reason) -> CacheError:
         return CacheError(f"the embedding cache {self.path} is damaged ({reason}); delete it to rebuild it: "

@@ -241,6 +241,9 @@ import sys
 from labkit import openai_embedder
 openai_embedder.MAX_INPUTS_PER_REQUEST = 3  # many small transactions, interleaved with the other process
 import academy_llm
+import time
+while time.time() < float(sys.argv[2]):  # both open the new cache file at the same moment
+    time.sleep(0.001)
 texts = [f"shared text {n}" for n in range(40)] + [f"own text {sys.argv[1]} {n}" for n in range(20)]
 rows = academy_llm.embed(texts)
 print(rows.shape[0])
@@ -249,7 +252,8 @@ print(rows.shape[0])
 
 def test_two_processes_at_once_on_one_cache_lose_nothing(server, env, cache_dir):
     environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    runs = [subprocess.Popen([sys.executable, "-c", WRITER, name], env=environment, stdout=subprocess.PIPE,
+    start = str(time.time() + 3)  # after both have imported numpy (if one is late, they still overlap)
+    runs = [subprocess.Popen([sys.executable, "-c", WRITER, name, start], env=environment, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True) for name in ("a", "b")]
     outputs = [run.communicate(timeout=60) for run in runs]
     assert [run.returncode for run in runs] == [0, 0], outputs
