@@ -215,6 +215,11 @@ METRIC_CASES = [
 # with rag7's option of a chunk per table row. Overlap is an eighth of the
 # budget. Word windows get 3/4 of the budget in words (a word is about 1.3
 # tokens in English).
+#
+# The last one, **header + table rows**, is the course's recommended chunker,
+# so every table lists it first: judged at equal reading cost (within 1,000
+# retrieved tokens) it finds the most. "markdown + header", the same chunks with
+# each table kept whole, stays in as the comparison that shows why.
 
 # %%
 TITLE = "Orbit docs"
@@ -239,7 +244,9 @@ def paragraphs_with_title(text, size):
     return [make_chunk(text, start, end, header=title) for start, end in spans if start < end]
 
 
+RECOMMENDED = "header + table rows"
 STRATEGIES = {
+    RECOMMENDED: lambda text, size: rag7.with_table_rows(text, rag7.header_chunks(text, TITLE, size, size // 8), size),
     "whole page": lambda text, size: [make_chunk(text, 0, len(text))],
     "paragraphs + title": paragraphs_with_title,
     "word windows": lambda text, size: rag4.word_windows(text, size * 3 // 4, size * 3 // 32),
@@ -247,9 +254,6 @@ STRATEGIES = {
     "recursive": lambda text, size: rag5.recursive_chunks(text, size, size // 8),
     "markdown": lambda text, size: rag6.markdown_chunks(text, size, size // 8),
     "markdown + header": lambda text, size: rag7.header_chunks(text, TITLE, size, size // 8),
-    "header + table rows": lambda text, size: rag7.with_table_rows(
-        text, rag7.header_chunks(text, TITLE, size, size // 8), size
-    ),
 }
 PLOTTED = ("token windows", "recursive", "markdown + header")  # the plot's sizes cost a run each
 
@@ -420,6 +424,11 @@ def main():
         by_rank = f"{top5[kind]} ({results[top5[kind], SEMANTIC][kind]['recall@5']:.2f})"
         print(f"   {kind:<14} {by_budget:<32} {by_rank:<32}")
     print(f"   (evaluation took {time.perf_counter() - started:.1f} s)")
+    rows, whole = results[RECOMMENDED, SEMANTIC], results["markdown + header", SEMANTIC]
+    budget = "recall@1k tokens"
+    print(f"   Recommended: {RECOMMENDED}, {rows['all'][budget]:.2f} of all answers within {TOKEN_BUDGET:,} tokens;\n"
+          f"   on tables {rows['table'][budget]:.2f}, where the same chunks with tables whole find "
+          f"{whole['table'][budget]:.2f}")
 
     print("\nInvariants")
     perfect = [gold_spans(q) for q in questions]
