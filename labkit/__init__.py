@@ -5,7 +5,8 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
 - loading.py   load_lab: a lab's file imported as a module (its name has a hyphen)
 - running.py   run_lab: exit codes, the TODO where a lab stops, show_hint
 - hints.py     the three levels of a TODO's hint (--hint N on the command line)
-- cases.py     Invariants, the checks a lab ends with; Case, tricky inputs to call
+- cases.py     Invariants, the checks a lab ends with; Case, tricky inputs to call;
+               answer_span, where a lab's answer lies in its document
 - view.py      show_chunks (a table) and view_chunks (chunks marked on their text)
 - plots.py     plot_chunk_sizes and show_figure (a PNG file, or inline in a notebook)
 - notebook.py  whether a lab runs in Jupyter, and what a notebook shows on failure
@@ -16,13 +17,13 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
                (run with the student's rules), regions, the tricky documents
 """
 
-from labkit.cases import TRICKY_TEXTS, Case, Invariants, TrickyText, returns, tricky_cases
+from labkit.cases import TRICKY_TEXTS, Case, Invariants, TrickyText, answer_span, returns, tricky_cases
 from labkit.loading import load_lab
 from labkit.plots import plot_chunk_sizes, show_figure
 from labkit.running import run_lab, show_hint
 from labkit.view import show_chunks, view_chunks
 
 __all__ = [
-    "TRICKY_TEXTS", "Case", "Invariants", "TrickyText", "returns", "tricky_cases", "load_lab",
+    "TRICKY_TEXTS", "Case", "Invariants", "TrickyText", "answer_span", "returns", "tricky_cases", "load_lab",
     "plot_chunk_sizes", "show_figure", "run_lab", "show_hint", "show_chunks", "view_chunks",
 ]

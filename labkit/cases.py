@@ -12,6 +12,16 @@ import numpy as np
 from academy_llm import check_budget, check_lossless
 
 
+def answer_span(text: str, answer: str) -> tuple[int, int]:
+    """(start, end) of a lab's answer in its document: the lab's own label of where the answer
+    lies, which its checks compare chunks against (a label, not a chunk offset)."""
+    start = text.find(answer)
+    if start < 0:
+        raise SystemExit(f"the lab's answer {answer[:40]!r}... is not in its document any more: "
+                         f"restore the dataset (git checkout datasets/) or update the lab's answer")
+    return start, start + len(answer)
+
+
 class Invariants:
     """The checks a lab ends with: each prints PASS or FAIL; the lab passes if all do."""
 

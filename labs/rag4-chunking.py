@@ -27,7 +27,7 @@ from academy_llm import (
     DATASETS, check_chunking, check_lossless, check_text_and_window, count_tokens, embed,
     make_chunk, token_starts, top_k,
 )
-from labkit import Invariants, run_lab, tricky_cases, view_chunks
+from labkit import Invariants, answer_span, run_lab, tricky_cases, view_chunks
 
 # %% [markdown]
 # ## 1. Word windows
@@ -270,8 +270,7 @@ def check_token_windows(chunks, text, max_tokens, overlap):
 
 def main():
     document = HANDBOOK.read_text(encoding="utf-8")
-    fact_start = document.index(FACT)  # the lab's own label, not a chunk offset
-    fact_end = fact_start + len(FACT)
+    fact_start, fact_end = answer_span(document, FACT)
 
     step_why_chunk(document, fact_start, fact_end)
     step_size_dial(document, fact_start, fact_end)
@@ -292,6 +291,14 @@ def main():
         [(document, windows)],
         CHUNK_TOKENS,
     )
+    checks.check_cases(
+        "word windows of tricky texts: every word kept, each a word further, `overlap` shared",
+        tricky_cases(word_windows, check_word_windows, WORD_SETTINGS),
+    )
+    checks.check_cases(
+        "token windows of tricky texts: lossless, in budget, full, `overlap` tokens shared",
+        tricky_cases(token_windows, check_token_windows, TOKEN_SETTINGS),
+    )
     checks.check(
         "the top result for the question holds the buried fact",
         holds(top_chunk, fact_start, fact_end),
@@ -303,14 +310,6 @@ def main():
         not whole[0] and bool(whole[OVERLAP_TOKENS]),
         f"whole in {len(whole[0])} chunk(s) without overlap, "
         f"{len(whole[OVERLAP_TOKENS])} with",
-    )
-    checks.check_cases(
-        "word windows of tricky texts: every word kept, each a word further, `overlap` shared",
-        tricky_cases(word_windows, check_word_windows, WORD_SETTINGS),
-    )
-    checks.check_cases(
-        "token windows of tricky texts: lossless, in budget, full, `overlap` tokens shared",
-        tricky_cases(token_windows, check_token_windows, TOKEN_SETTINGS),
     )
     return checks.verdict()
 

@@ -179,15 +179,9 @@ def test_repeated_text_gets_exact_offsets(rag5):
 
 
 @pytest.mark.grades("recursive_chunks")
-def test_empty_text_gives_no_chunks(rag5):
-    check.expect(rag5.recursive_chunks("", 10), [])
-
-
-@pytest.mark.grades("recursive_chunks")
-@pytest.mark.parametrize("args, error", check.bad_chunker_calls("a b"))
-def test_bad_parameters_get_clear_errors(rag5, args, error):
-    with pytest.raises(error):
-        rag5.recursive_chunks(*args)
+@pytest.mark.parametrize("args, expected", check.edge_calls("a b"))
+def test_empty_text_and_bad_parameters(rag5, args, expected):
+    check.answers(rag5.recursive_chunks, args, expected)
 
 
 @pytest.mark.grades("recursive_chunks")

@@ -199,15 +199,9 @@ def test_cases_found_by_the_deep_profile_and_fuzzing(rag6, text, max_tokens):
 
 
 @pytest.mark.grades("markdown_chunks")
-def test_empty_text_gives_no_chunks(rag6):
-    check.expect(rag6.markdown_chunks("", 10), [])
-
-
-@pytest.mark.grades("markdown_chunks")
-@pytest.mark.parametrize("args, error", check.bad_chunker_calls("# a"))
-def test_bad_parameters_get_clear_errors(rag6, args, error):
-    with pytest.raises(error):
-        rag6.markdown_chunks(*args)
+@pytest.mark.parametrize("args, expected", check.edge_calls("# a"))
+def test_empty_text_and_bad_parameters(rag6, args, expected):
+    check.answers(rag6.markdown_chunks, args, expected)
 
 
 @pytest.mark.grades("markdown_chunks")

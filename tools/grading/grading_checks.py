@@ -177,12 +177,26 @@ def hidden_seed(test):
 # ---- rag4's windows, exactly as the lab defines them -------------------------
 
 
-def bad_chunker_calls(text: str) -> list:
-    """(args, error) pairs that a chunker(text, max_tokens, overlap=0) must refuse, every lab's
-    contract (academy_llm.check_text_and_window): no budget, overlap as big as the budget or
-    negative, bytes or no text at all."""
-    return [((text, 0), ValueError), ((text, 5, 5), ValueError), ((text, 5, -1), ValueError),
+def edge_calls(text: str) -> list:
+    """(args, expected) pairs every chunker(text, max_tokens, overlap=0) must answer, every lab's
+    contract (academy_llm.check_text_and_window): an empty text gives no chunks; no budget,
+    overlap as big as the budget or negative, bytes or no text at all are refused."""
+    return [(("", 10), []), ((text, 0), ValueError), ((text, 5, 5), ValueError), ((text, 5, -1), ValueError),
             ((text.encode(), 5), TypeError), ((None, 5), TypeError), ((3, 5), TypeError)]
+
+
+def answers(chunker, args, expected) -> None:
+    """chunker(*args) raises `expected` when it is an exception class, else returns it."""
+    if isinstance(expected, type) and issubclass(expected, Exception):
+        try:
+            chunker(*args)
+        except expected:
+            return
+        except Exception as error:
+            raise AssertionError(f"called with {args!r}, it raised {type(error).__name__}: {error}; "
+                                 f"expected {expected.__name__}") from None
+        raise AssertionError(f"called with {args!r}, it raised nothing; expected {expected.__name__}")
+    expect(chunker(*args), expected)
 
 
 def checked_token_windows(rag4, text: str, max_tokens: int, overlap: int):
