@@ -19,6 +19,9 @@ are retrieved from all corpora at once:
 
 Each is averaged over the questions. The same recall is also taken over the
 hits that fit in 1,000 retrieved tokens, as rag8 does for the course's data.
+Lab rag10 hands over spans, not chunks: its recall within 1,000 tokens is over
+all the spans its search returns (it keeps within the budget itself), the
+top-5 figures over its first 5 spans.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from pathlib import Path
 from academy_llm import embed, top_k
 from labkit import load_lab
 
-from chunkers import SOLUTIONS, Scored, chunk_document, taking_part
+from chunkers import SMALL_TO_BIG, SOLUTIONS, Scored, chunk_document, rag10, taking_part
 from tables import print_wrong_starts, table
 
 rag8 = load_lab("rag8", SOLUTIONS)  # within_budget and the budget itself, as the lab defines them
@@ -39,6 +42,8 @@ DEFAULT_FOLDER = Path(__file__).resolve().parent.parent.parent / "shared" / "ben
 SIZES = (200, 400)  # the sizes of Chroma's published recursive-splitter runs
 K = 5
 CANDIDATES = 50  # hits ranked per question, enough to fill the token budget with small chunks
+TARGET = 78.0  # rag10's recall within 1,000 tokens, at least (the best chunker had 73.2 before it)
+NO_TITLE = ""  # rag10's title on these corpora: they have none (rag7 is given the corpus's name, as before)
 
 
 def load(folder):
@@ -129,6 +134,21 @@ def score(contender, size, overlap, embedder, corpora, questions):
                        recall, precision, iou, budget_recall)
 
 
+def score_retriever(retriever, embedder, corpora, questions):
+    """rag10's spans for every question, from all corpora at once, scored as the chunkers' hits are."""
+    found = retriever.search(corpora, [q["question"] for q in questions], rag8.TOKEN_BUDGET,
+                             title=NO_TITLE, embedder=embedder)
+    totals = [0.0] * 4
+    for question, spans in zip(questions, found):
+        top = chroma_scores(spans[:K], question["corpus_id"], question["references"])
+        budget = chroma_scores(spans, question["corpus_id"], question["references"])[0]
+        totals = [total + value for total, value in zip(totals, top + (budget,))]
+    recall, precision, iou, budget_recall = (100 * total / len(questions) for total in totals)
+    index = retriever.index(corpora, NO_TITLE, embedder)
+    tokens = sum(chunk.n_tokens for _, chunk in index.parents) / max(len(index.parents), 1)
+    return ChromaScore(retriever, 0, 0, len(index.units), tokens, 0, recall, precision, iou, budget_recall)
+
+
 def run(embedder, folder, sizes=SIZES):
     """Every chunker at every size, with no overlap and with an eighth; prints the tables."""
     corpora, questions = load(folder)
@@ -137,6 +157,7 @@ def run(embedder, folder, sizes=SIZES):
           f"{embedder} embeddings, top {K} of all chunks\n")
     print("Recall, precision and IoU as Chroma defines them (characters, in percent); "
           f"R@1kt: the same recall within {rag8.TOKEN_BUDGET:,} retrieved tokens.")
+    retriever = score_retriever(SMALL_TO_BIG, embedder, corpora, questions)
     results = []
     for size in sizes:
         for overlap in (0, size // 8):
@@ -144,20 +165,28 @@ def run(embedder, folder, sizes=SIZES):
             print(f"\n#### {size} tokens, overlap {overlap}\n")
             print(table(["chunker", "chunks", "tokens", "recall", "precision", "IoU", "R@1kt"], [
                 [r.contender.name, r.chunks, f"{r.tokens:.0f}", f"{r.recall:.1f}", f"{r.precision:.1f}",
-                 f"{r.iou:.1f}", f"{r.budget_recall:.1f}"] for r in config]))
+                 f"{r.iou:.1f}", f"{r.budget_recall:.1f}"] for r in config + [retriever]]))
+            print(f"({retriever.contender.name}: the same at every size and overlap, its own: {retriever.chunks} units"
+                  f" matched (sentences, short paragraphs, items of up to {rag10.UNIT_TOKENS} tokens, and the"
+                  f" parents), parents of up to {rag10.PARENT_TOKENS} tokens read, {retriever.tokens:.0f} on average;"
+                  " recall, precision and IoU over the first 5 spans it hands over)")
             print_wrong_starts(config)
             results += config
-    print_budget_target(results)
-    return results
+    print_budget_target(results, retriever)
+    return results, retriever
 
 
-def print_budget_target(results):
-    """The course's best chunker against the best peer, by recall within the token budget."""
+def print_budget_target(results, retriever):
+    """The course's best chunker and rag10 against the best peer, by recall within the token budget."""
     best = {}
     for course in (True, False):
         best[course] = max((r for r in results if r.contender.course == course), key=lambda r: r.budget_recall)
     ours, theirs = best[True], best[False]
     verdict = "met" if ours.budget_recall > theirs.budget_recall else "NOT met"
-    print(f"\nTarget (at {rag8.TOKEN_BUDGET:,} tokens the course's best beats the best peer): {verdict}: "
+    print(f"\nTargets at {rag8.TOKEN_BUDGET:,} retrieved tokens:")
+    print(f"- the course's best chunker beats the best peer: {verdict}: "
           f"{ours.contender.name} {ours.size}/{ours.overlap} {ours.budget_recall:.1f} against "
           f"{theirs.contender.name} {theirs.size}/{theirs.overlap} {theirs.budget_recall:.1f}")
+    verdict = "met" if retriever.budget_recall >= TARGET else "NOT met"
+    print(f"- {retriever.contender.name} at least {TARGET:.0f}: {verdict}: {retriever.budget_recall:.1f} "
+          f"({retriever.budget_recall - theirs.budget_recall:+.1f} points on the best peer)")

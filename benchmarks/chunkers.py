@@ -1,4 +1,4 @@
-"""The chunkers under test: the course's three and four peers, behind one interface.
+"""The chunkers under test: the course's three and four peers, behind one interface; and lab rag10.
 
 A `Contender` calls its library as a user would (`run`): that call is what
 the speed tables time. `located` turns its output into the course's `Chunk`s,
@@ -9,6 +9,10 @@ Every peer counts tokens with the course's offline cl100k_base
 (`academy_llm.tokenizer()`), so budgets mean the same for all and nothing is
 downloaded: the peers' own shortcuts (`from_tiktoken_encoder`, a tokenizer
 name, a recipe from a hub) would fetch files at run time.
+
+Lab rag10 is no chunker: it matches small units and hands a reader spans of
+their parents within a token budget. It takes part as a `Retriever`, scored
+on the spans its `search` returns, with the same metrics.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 rag5 = load_lab("rag5", SOLUTIONS)
 rag6 = load_lab("rag6", SOLUTIONS)
 rag7 = load_lab("rag7", SOLUTIONS)
+rag10 = load_lab("rag10", SOLUTIONS)
 NON_SPACE = re.compile(r"\S|\Z")  # the next non-space character, or the end
 
 
@@ -104,13 +109,25 @@ def as_is(text, chunks):
     return chunks
 
 
-COURSE = [
-    Contender("recursive (rag5)", True, lambda t, s, o, title: rag5.recursive_chunks(t, s, o), as_is),
-    Contender("markdown (rag6)", True, lambda t, s, o, title: rag6.markdown_chunks(t, s, o), as_is),
-    Contender("markdown + header (rag7)", True, lambda t, s, o, title: rag7.header_chunks(t, title, s, o), as_is),
-    Contender("header + table rows (rag7)", True,
-              lambda t, s, o, title: rag7.with_table_rows(t, rag7.header_chunks(t, title, s, o), s), as_is),
-]
+RECURSIVE = Contender("recursive (rag5)", True, lambda t, s, o, title: rag5.recursive_chunks(t, s, o), as_is)
+MARKDOWN = Contender("markdown (rag6)", True, lambda t, s, o, title: rag6.markdown_chunks(t, s, o), as_is)
+HEADED = Contender("markdown + header (rag7)", True, lambda t, s, o, title: rag7.header_chunks(t, title, s, o), as_is)
+ROWS = Contender("header + table rows (rag7)", True,  # the course's recommended chunker
+                 lambda t, s, o, title: rag7.with_table_rows(t, rag7.header_chunks(t, title, s, o), s), as_is)
+COURSE = [ROWS, HEADED, RECURSIVE, MARKDOWN]  # the recommended chunker first, tables whole beside it
+
+
+@dataclass(frozen=True)
+class Retriever:
+    """A retriever of the course's that hands a reader spans, not chunks (lab rag10), scored on those spans."""
+
+    name: str
+    search: Callable  # search(pages, questions, budget_tokens, title=..., embedder=...) -> [[(doc_id, start, end)]]
+    index: Callable  # index(pages, title, embedder): what search builds once per set of pages
+    course: bool = True
+
+
+SMALL_TO_BIG = Retriever("small to big (rag10)", rag10.search, rag10.build_index)
 
 # --------------------------------------------------------------------------
 # LangChain: RecursiveCharacterTextSplitter, counting tiktoken tokens

@@ -2,7 +2,11 @@
 
 rag8's `evaluate` is used as it is (same metrics, same retrieval of the top 5
 among all chunks of all pages, same 1,000-token budget), so a row here agrees
-with the lab's own table for the same chunker, size and embedder.
+with the lab's own table for the same chunker, size and embedder. Lab rag10,
+which hands a reader spans rather than chunks, is scored on its spans with
+rag8's metric functions, as `evaluate` scores hits: recall within 1,000
+tokens over all its spans (its search keeps within the budget itself), the
+top-5 figures over its first 5.
 """
 
 from __future__ import annotations
@@ -12,14 +16,14 @@ from dataclasses import dataclass
 from academy_llm import corpus_pages, corpus_questions
 from labkit import load_lab
 
-from chunkers import COURSE, PEERS, SOLUTIONS, Scored, chunk_document, taking_part
+from chunkers import HEADED, PEERS, ROWS, SMALL_TO_BIG, SOLUTIONS, Scored, chunk_document, rag10, taking_part
 from tables import print_wrong_starts, signed, table
 
 rag8 = load_lab("rag8", SOLUTIONS)
 SIZES = (256, 400)  # rag8 measures at 256; 400 is Chroma's published size
-FOCUS = ("table", "code")  # the kinds of question where structure should pay
-HEADED = COURSE[2]  # markdown + header: the course's answer to "how should docs be chunked?"
-ROWS = COURSE[3]  # the same, with rag7's option of a chunk per table row
+KINDS = ("prose", "table", "code")  # recall within 1,000 tokens by kind: the headline, in every table
+FOCUS = ("table", "code")  # recall@5 by kind: where structure should pay
+BUDGET = "recall@1k tokens"  # rag8's name for recall within its TOKEN_BUDGET
 
 
 @dataclass
@@ -41,75 +45,131 @@ def score(contender, size, overlap, embedder):
     return OrbitScore(contender, size, overlap, len(chunks), tokens, wrong, metrics)
 
 
+def question_row(hits, affordable, gold, k=rag8.K):
+    """One question's metrics as rag8's `evaluate` computes them, from its hits and those within the budget."""
+    precision, iou = rag8.precision_and_iou(hits, gold, k)
+    return {"recall@1": rag8.recall_at_k(hits, gold, 1), f"recall@{k}": rag8.recall_at_k(hits, gold, k),
+            f"MRR@{k}": rag8.mrr_at_k(hits, gold, k), f"coverage@{k}": rag8.coverage_at_k(hits, gold, k),
+            "precision": precision, "IoU": iou,
+            BUDGET: rag8.recall_at_k(affordable, gold, len(affordable)) if affordable else 0.0}
+
+
+def score_retriever(retriever, embedder):
+    """rag10's spans for the test questions, scored with rag8's metrics: its chunks are what it matches
+    (units and parents), its tokens the mean of the parents it reads."""
+    pages, questions = corpus_pages(), corpus_questions("test")
+    found = retriever.search(pages, [q["question"] for q in questions], rag8.TOKEN_BUDGET,
+                             title=rag8.TITLE, embedder=embedder)
+    scores = {}
+    for question, spans in zip(questions, found):
+        row = question_row(spans, spans, rag8.gold_spans(question))  # every span is within the budget
+        for kind in (question["kind"], "all"):
+            scores.setdefault(kind, []).append(row)
+    metrics = {kind: {name: sum(r[name] for r in rows) / len(rows) for name in rows[0]}
+               for kind, rows in scores.items()}
+    index = retriever.index(pages, rag8.TITLE, embedder)
+    tokens = sum(chunk.n_tokens for _, chunk in index.parents) / max(len(index.parents), 1)
+    return OrbitScore(retriever, 0, 0, len(index.units), tokens, 0, metrics)
+
+
 def percent(value):
     return f"{100 * value:.1f}"
 
 
-def print_config(results):
-    """One table for one size and overlap: a row per chunker."""
+def print_config(results, retriever=None):
+    """One table for one size and overlap: a row per chunker, then the retriever's row (its own sizes)."""
     size, overlap = results[0].size, results[0].overlap
-    counts = {kind: sum(q["kind"] == kind for q in corpus_questions("test")) for kind in FOCUS}
+    counts = {kind: sum(q["kind"] == kind for q in corpus_questions("test")) for kind in KINDS}
     print(f"\n#### {size} tokens, overlap {overlap}\n")
-    headers = ["chunker", "chunks", "tokens", "R@5", "MRR@5", "IoU", "R@1kt"]
+    headers = (["chunker", "chunks", "tokens", "R@5", "MRR@5", "IoU", "R@1kt"]
+               + [f"R@1kt {kind} ({counts[kind]} q.)" for kind in KINDS] + [f"R@5 {kind}" for kind in FOCUS])
     rows = []
-    for r in results:
+    for r in results + ([retriever] if retriever else []):
         m = r.metrics
         rows.append([r.contender.name, r.chunks, f"{r.tokens:.0f}", percent(m["all"]["recall@5"]),
-                     percent(m["all"]["MRR@5"]), percent(m["all"]["IoU"]), percent(m["all"]["recall@1k tokens"])]
-                    + [percent(m[kind]["recall@5"]) for kind in FOCUS])
-    print(table(headers + [f"R@5 {kind} ({counts[kind]} q.)" for kind in FOCUS], rows))
+                     percent(m["all"]["MRR@5"]), percent(m["all"]["IoU"]), percent(m["all"][BUDGET])]
+                    + [percent(m[kind][BUDGET]) for kind in KINDS] + [percent(m[kind]["recall@5"]) for kind in FOCUS])
+    print(table(headers, rows))
+    if retriever:
+        print(f"({retriever.contender.name}: the same at every size and overlap, its own: {retriever.chunks} units"
+              f" matched (rows, sentences, items, code, short paragraphs of up to {rag10.UNIT_TOKENS} tokens, and"
+              f" the parents), parents of up to {rag10.PARENT_TOKENS} tokens read, {retriever.tokens:.0f} on average;"
+              " its R@5, MRR@5 and IoU are over the first 5 spans it hands over)")
     print_wrong_starts(results)
 
 
-def compare(results, ours_contender):
-    """One of the course's chunkers against each peer at the same size and overlap, in points of recall@5.
+def compare(results, ours, fixed=None):
+    """One of the course's against each peer at the same size and overlap: recall within 1,000 tokens.
 
-    Prints the differences, then how many comparisons meet each part of the
-    target: match every peer on all questions, beat each on table questions
-    and on code questions.
+    `ours` is a chunker scored at every size and overlap in `results`, or,
+    with `fixed`, the retriever's one score, compared with every peer at each.
+    Prints the differences in points (all / prose / table / code), then how
+    many comparisons it wins on each kind, and the same by recall@5.
+    Returns the differences within 1,000 tokens: [[all, prose, table, code]].
     """
-    print(f"\n#### {ours_contender.name} against each peer: recall@5 difference in points (all / table / code)\n")
+    print(f"\n#### {ours.name} against each peer: recall within {rag8.TOKEN_BUDGET:,} tokens, difference in points"
+          f" (all / {' / '.join(KINDS)})\n")
     by_key = {(r.contender.name, r.size, r.overlap): r for r in results}
-    gaps, budget_gaps, rows = [], [], []  # budget_gaps: recall within 1,000 tokens, table and code
+    gaps, top_gaps, rows = [], [], []
     for size, overlap in sorted({(r.size, r.overlap) for r in results}):
-        ours = by_key[ours_contender.name, size, overlap].metrics
+        mine = fixed.metrics if fixed else by_key[ours.name, size, overlap].metrics
         row = [f"{size}/{overlap}"]
         for peer in PEERS:
             theirs = by_key.get((peer.name, size, overlap))
             if theirs is None:
                 row.append("n/a")
                 continue
-            gap = [100 * (ours[kind]["recall@5"] - theirs.metrics[kind]["recall@5"]) for kind in ("all",) + FOCUS]
+            gap = [100 * (mine[kind][BUDGET] - theirs.metrics[kind][BUDGET]) for kind in ("all",) + KINDS]
             gaps.append(gap)
-            budget_gaps.append([ours[kind]["recall@1k tokens"] - theirs.metrics[kind]["recall@1k tokens"]
-                                for kind in FOCUS])
+            top_gaps.append([mine[kind]["recall@5"] - theirs.metrics[kind]["recall@5"] for kind in ("all",) + FOCUS])
             row.append(" / ".join(signed(points) for points in gap))
         rows.append(row)
     print(table(["size/overlap"] + [peer.name for peer in PEERS], rows))
-    print(f"\nTarget, over {len(gaps)} comparisons at equal size and overlap:")
-    checks = [("matches or beats the peer's recall@5", [gap[0] >= 0 for gap in gaps])]
-    checks += [(f"beats it on {kind} questions", [gap[n] > 0 for gap in gaps]) for n, kind in enumerate(FOCUS, 1)]
-    for part, passed in checks:
-        print(f"- {ours_contender.name} {part}: {sum(passed)} of {len(passed)}: {'met' if all(passed) else 'NOT met'}")
-    for n, kind in enumerate(FOCUS):  # the same, at the reading cost rag8 compares strategies at
-        won = [gap[n] > 0 for gap in budget_gaps]
-        print(f"- (not a target) within 1,000 retrieved tokens, it beats it on {kind} questions: "
-              f"{sum(won)} of {len(won)}")
+    print(f"\nOver {len(gaps)} comparisons at equal size and overlap, {ours.name}:")
+    wins = [f"{kind} {sum(gap[n] > 0 for gap in gaps)}" for n, kind in enumerate(("all",) + KINDS)]
+    print(f"- within {rag8.TOKEN_BUDGET:,} tokens, beats the peer on questions of each kind: {', '.join(wins)}"
+          f" (of {len(gaps)})")
+    top = [f"all {sum(gap[0] >= 0 for gap in top_gaps)} (matches or beats)"]
+    top += [f"{kind} {sum(gap[n] > 0 for gap in top_gaps)}" for n, kind in enumerate(FOCUS, 1)]
+    print(f"- by recall@5 (the tables' R@5 columns), beats it: {', '.join(top)} (of {len(top_gaps)})")
+    return gaps
+
+
+def print_small_to_big_targets(results, retriever, gaps):
+    """rag10's targets: beat each peer on every kind within 1,000 tokens; beat rag7's recommended chunker overall."""
+    mine = retriever.metrics
+    won = all(gap[n] > 0 for gap in gaps for n in range(1, len(KINDS) + 1))
+    best = {kind: max((r for r in results if r.contender in PEERS), key=lambda r: r.metrics[kind][BUDGET])
+            for kind in KINDS}
+    print(f"\nTargets of {retriever.contender.name}, within {rag8.TOKEN_BUDGET:,} retrieved tokens:")
+    print(f"- beats each peer on {', '.join(KINDS)} questions, at every size and overlap: "
+          f"{'met' if won else 'NOT met'}: " + "; ".join(
+              f"{kind} {percent(mine[kind][BUDGET])} against {percent(best[kind].metrics[kind][BUDGET])} at best "
+              f"({best[kind].contender.name} {best[kind].size}/{best[kind].overlap})" for kind in KINDS))
+    rows = max((r for r in results if r.contender is ROWS), key=lambda r: r.metrics["all"][BUDGET])
+    beats = mine["all"][BUDGET] > rows.metrics["all"][BUDGET]
+    print(f"- beats {ROWS.name} on all questions, at its best size and overlap: {'met' if beats else 'NOT met'}: "
+          f"{percent(mine['all'][BUDGET])} against {percent(rows.metrics['all'][BUDGET])} "
+          f"({rows.size}/{rows.overlap})")
 
 
 def run(embedder, sizes=SIZES):
-    """Every chunker at every size, with no overlap and with an eighth; prints the tables."""
+    """Every chunker at every size, with no overlap and with an eighth, and rag10; prints the tables."""
     questions = corpus_questions("test")
     print(f"\n### Orbit docs: {len(corpus_pages())} pages, {len(questions)} test questions, "
           f"{embedder} embeddings, top {rag8.K} of all chunks\n")
     print("R@5: recall@5 (an answer counts when one chunk holds its whole span); MRR@5; IoU of the top 5's")
-    print(f"characters with the answer's; R@1kt: recall within {rag8.TOKEN_BUDGET:,} retrieved tokens. In percent.")
+    print(f"characters with the answer's; R@1kt: recall within {rag8.TOKEN_BUDGET:,} retrieved tokens, the headline,"
+          " also by kind of question. In percent.")
+    retriever = score_retriever(SMALL_TO_BIG, embedder)
     results = []
     for size in sizes:
         for overlap in (0, size // 8):
             config = [score(c, size, overlap, embedder) for c in taking_part(overlap)]
-            print_config(config)
+            print_config(config, retriever)
             results += config
-    compare(results, HEADED)
-    compare(results, ROWS)  # the option's trade-off: table questions won, code questions lost
-    return results
+    compare(results, ROWS)  # the recommended chunker
+    compare(results, HEADED)  # the same with tables whole, the comparison that shows why
+    gaps = compare(results, SMALL_TO_BIG, retriever)
+    print_small_to_big_targets(results, retriever, gaps)
+    return results, retriever

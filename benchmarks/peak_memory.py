@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from chunkers import COURSE, CONTENDERS
+from chunkers import CONTENDERS, MARKDOWN, RECURSIVE
 from speed import repeated_corpus
 from tables import table
 
@@ -63,7 +63,7 @@ def memory_table(pages, size, overlap, megabytes_wanted):
             file.write(text)
         file_bytes = path.stat().st_size
         results = {}
-        for contender in COURSE[:2]:
+        for contender in (RECURSIVE, MARKDOWN):
             done = subprocess.run([sys.executable, __file__, str(path), contender.name, str(size), str(overlap)],
                                   capture_output=True, text=True, check=True)
             results[contender.name] = json.loads(done.stdout)

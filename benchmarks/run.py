@@ -3,10 +3,12 @@
     /tmp/bench-venv/bin/python benchmarks/run.py [--quick] [--no-chroma] [--embedder hash] [--profile]
 
 The same questions and the same embedder go through the course's recursive,
-Markdown and Markdown + header chunkers and through LangChain's recursive
-splitter (default and Markdown separators), semchunk and chonkie's recursive
-chunker, all counting cl100k_base tokens; then every chunker is timed. The
-output is Markdown tables, which the README shows as printed.
+Markdown and Markdown + header chunkers (the recommended one, with a chunk per
+table row, first), lab rag10's small-to-big retrieval, and through LangChain's
+recursive splitter (default and Markdown separators), semchunk and chonkie's
+recursive chunker, all counting cl100k_base tokens; then rag10's indexing and
+every chunker are timed. The output is Markdown tables, which the README shows
+as printed.
 
 The peers are not part of the course: install them in a venv of their own
 (see benchmarks/requirements.txt). Nothing is downloaded at run time.
@@ -26,11 +28,12 @@ from pathlib import Path
 from academy_llm import EMBEDDERS, corpus_pages, embedder_name
 
 import chroma
+import indexing
 import orbit
 import peak_memory
 import profiling
 import speed
-from chunkers import COURSE
+from chunkers import MARKDOWN, RECURSIVE
 
 PACKAGES = ("tiktoken", "numpy", "wordllama", "langchain-text-splitters", "semchunk", "chonkie", "chonkie-core")
 PEER_MODULES = ("langchain_text_splitters", "semchunk", "chonkie")
@@ -97,6 +100,7 @@ def main():
     orbit.run(args.embedder, orbit_sizes)
     pages = list(corpus_pages().values())
     datasets = [("Orbit", orbit_sizes[0], [(orbit.rag8.TITLE, page) for page in pages])]
+    rag10_titles = [orbit.rag8.TITLE]  # the title rag10 is given on each dataset
     if args.no_chroma or not (args.chroma_data / "questions_df.csv").is_file():
         reason = "--no-chroma" if args.no_chroma else f"no data in {args.chroma_data}"
         print(f"\n(Chroma's benchmark skipped: {reason})")
@@ -105,7 +109,10 @@ def main():
         chroma.run(args.embedder, args.chroma_data, chroma_sizes)
         corpora, _ = chroma.load(args.chroma_data)
         datasets.append(("Chroma", chroma_sizes[0], chroma.titled(corpora)))
+        rag10_titles.append(chroma.NO_TITLE)
 
+    indexing.indexing_table([(*dataset, title) for dataset, title in zip(datasets, rag10_titles)], runs,
+                            args.embedder)
     speeds = speed.speed_table(datasets, runs)
     steps = speed.GROWTH[:2] if args.quick else speed.GROWTH
     growth = speed.growth_table(pages, orbit_sizes[0], 1 if args.quick else 3, steps)
@@ -114,7 +121,7 @@ def main():
 
     if args.profile:
         print("\n### Profile of the course's chunkers on the Orbit pages")
-        for contender in COURSE[:2]:
+        for contender in (RECURSIVE, MARKDOWN):
             profiling.profile(contender, pages, orbit_sizes[0], 0)
     print(f"\n(whole run: {time.perf_counter() - began:.0f} s; load average at the end: "
           f"{', '.join(f'{x:.2f}' for x in os.getloadavg())})")

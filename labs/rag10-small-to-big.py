@@ -8,13 +8,14 @@
 # thousand row chunks crowd the top 5; whole tables drown their rows.
 #
 # So separate the two. **Match** small units: a table row, a sentence, a list
-# item, a short paragraph, each embedded with its header. **Read** big ones:
-# each unit remembers its *parent*, the rag7 chunk it lies in, and the reader
-# gets parents. The search ranks the small units with one matrix product,
-# maps each to its parent, drops parents already taken, and hands over
-# parents in rank order until a reading budget is spent. A parent too big for
-# what is left is not dropped: the reader gets the best window of it around
-# the unit that matched.
+# item, a piece of code, a short paragraph, each embedded with its header and
+# what it needs to be understood. **Read** big ones: each unit remembers its
+# *parent*, the rag7 chunk it lies in, and the reader gets parents. The
+# search ranks the small units with one matrix product, maps each to its
+# parent, drops parents already taken, and hands over parents in rank order
+# until a reading budget is spent. A parent too big for what is left is not
+# dropped: the reader gets the best window of it around the unit that
+# matched.
 #
 # Everything handed over is still an exact slice of a page: `(doc_id, start,
 # end)`, so rag8's metrics score it as they score any chunk, at the same
@@ -27,24 +28,24 @@
 import bisect
 import re
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
 from academy_llm import (
     corpus_pages, corpus_questions, count_tokens, embed, embedder_name, make_chunk, token_positions,
-    top_k_each,
 )
 from labkit import Case, Invariants, load_lab, returns, run_lab
 
-rag5 = load_lab("rag5")  # SEAMS: where sentences end
+rag5 = load_lab("rag5")  # SEAMS, TokenIndex, split_at_seams, pack: sentences, token counts, long units cut
 rag6 = load_lab("rag6")  # split_lines, body_start_of, scan_blocks: a page's blocks
 rag7 = load_lab("rag7")  # header_chunks: the parents
 rag8 = load_lab("rag8")  # the metrics and the harness, for the comparison
 
 TITLE = "Orbit docs"
-PARENT_TOKENS = 192  # the parents are rag7's chunks at this budget, without overlap
-READ_TOKENS = 256  # the most a reader is handed from one parent (a table kept whole can be far more)
-SHORT_PARAGRAPH = 48  # tokens: a paragraph this short is one unit; a longer one, a unit a sentence
+PARENT_TOKENS = 192  # the parents: rag7's chunks at this budget, without overlap, none longer
+UNIT_TOKENS = 48  # the longest unit: a paragraph this short is one unit, a longer one a unit a sentence
+READ_TOKENS = PARENT_TOKENS  # the most a reader is handed from one parent
 DEPTH = 100  # how many units of the ranking are read, at most, to fill the budget
 BUDGET_TOKENS = 1000
 
@@ -52,12 +53,16 @@ BUDGET_TOKENS = 1000
 # ## 1. Small units and their parents
 #
 # The parents are rag7's header chunks of a page, without overlap: sorted,
-# and no two share a character. The small units are cut from the same page
-# independently, by its Markdown blocks (given below): a row of a table, an
-# item of a list, a code block, a short paragraph whole, a longer one by
-# sentences. Independently, because the two cuttings need not agree: a long
-# paragraph that rag7 cut between two chunks may have a sentence across the
-# cut.
+# and no two share a character. rag6 keeps a table or a code block whole,
+# however long; a reader asking about one row of a 1,500-token table should
+# not be handed all of it, so such a chunk is cut into parents of at most
+# PARENT_TOKENS at rag5's seams (given below). The small units are cut from the
+# same page independently, by its Markdown blocks (given below): a row of a
+# table, an item of a list, a code block, a short paragraph whole, a longer
+# one by sentences; a unit still longer than UNIT_TOKENS (a long script, a
+# run-on sentence) is cut at rag5's seams too. Independently, because the two
+# cuttings need not agree: a long paragraph that rag7 cut between two chunks
+# may have a sentence across the cut.
 #
 # So, for each unit, which parent is its own? The one it shares the most
 # characters with (the earlier on a tie), and None if it shares none (a unit
@@ -90,107 +95,196 @@ LIST_MARKER = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 SENTENCE_END = dict(rag5.SEAMS)["sentence end"]
 
 
-def unit_spans(text):
-    """The small units of a Markdown page, as (start, end, kind), in order, whitespace trimmed.
+def unit_spans(text, index=None):
+    """The small units of a Markdown page, as (start, end, kind, context), in order, whitespace trimmed.
 
     A table gives a unit per body row ("row"), a list one per item ("item"),
     a fence or indented code one ("code"); a paragraph (or a quote, or HTML)
-    of SHORT_PARAGRAPH tokens or fewer is one unit ("paragraph"), a longer
-    one a unit per sentence ("sentence"). Headings give none: the header
-    carries them.
+    of UNIT_TOKENS tokens or fewer is one unit ("paragraph"), a longer one a
+    unit per sentence ("sentence"). Headings and rules give none: the header
+    carries the headings. `context` is what a unit needs to be understood:
+    a row, its table's column names; an item or a piece of code, the
+    paragraph just before its list or block, which usually says what it is
+    ("The Compose file below runs a server backed by PostgreSQL:"); else "".
+    A unit longer than UNIT_TOKENS is cut at rag5's seams into pieces of at
+    most UNIT_TOKENS, each with the unit's kind and context. Tokens are
+    read from `index`, rag5's TokenIndex of the page (made here if None).
     """
+    index = index or rag5.TokenIndex(text)
     lines = rag6.split_lines(text, rag6.body_start_of(text))
-    spans = []
+    spans, intro = [], ""  # intro: the paragraph just before, if the block before was one
     for block in rag6.scan_blocks(lines):
         first, last = lines[block.first], lines[block.last - 1]
-        if block.kind == "heading":
+        if block.kind in ("heading", "rule"):
+            intro = ""
             continue
         if block.kind == "table":
-            spans += [(line.start, line.end, "row") for line in lines[block.first + 2 : block.last]]
+            names = lines[block.first].text.strip()
+            spans += [(line.start, line.end, "row", names) for line in lines[block.first + 2 : block.last]]
         elif block.kind == "list":
             indent = len(first.text) - len(first.text.lstrip(" \t"))
             starts = [line.start for line in lines[block.first : block.last]
                       if LIST_MARKER.match(line.text) and len(line.text) - len(line.text.lstrip(" \t")) == indent]
-            spans += [(start, end, "item") for start, end in zip(starts, starts[1:] + [last.end])]
+            spans += [(start, end, "item", intro) for start, end in zip(starts, starts[1:] + [last.end])]
         elif block.kind in ("code", "indented_code"):
-            spans.append((first.start, last.end, "code"))
-        elif count_tokens(text[first.start : last.end]) <= SHORT_PARAGRAPH:
-            spans.append((first.start, last.end, "paragraph"))
+            spans.append((first.start, last.end, "code", intro))
+        elif index.estimate(first.start, last.end) <= UNIT_TOKENS:
+            spans.append((first.start, last.end, "paragraph", ""))
         else:
             cuts = [m.end() for m in SENTENCE_END.finditer(text, first.start, last.end)]
             ends = [cut for cut in cuts if cut < last.end] + [last.end]
-            spans += [(start, end, "sentence") for start, end in zip([first.start] + ends, ends)]
-    return [trimmed for span in spans if (trimmed := trim(text, *span))]
+            spans += [(start, end, "sentence", "") for start, end in zip([first.start] + ends, ends)]
+        intro = text[first.start : last.end].strip() if block.kind == "paragraph" else ""
+    units = []
+    for start, end, kind, context in spans:
+        for piece in short_pieces(text, start, end, UNIT_TOKENS, index):
+            units.append((*piece, kind, context))
+    return units
 
 
-def trim(text, start, end, kind):
-    """(start, end, kind) without the whitespace at either end; None if nothing else is left."""
+def short_pieces(text, start, end, max_tokens, index):
+    """text[start:end] as (start, end) pieces of about max_tokens at most, cut and packed as rag5 cuts and
+    packs (its split_at_seams and pack, sized by the page's TokenIndex), whitespace trimmed."""
+    start, end = trim(text, start, end)
+    if start == end:
+        return []
+    if index.estimate(start, end) <= max_tokens:
+        return [(start, end)]
+    spans = rag5.split_at_seams(text, start, end, max_tokens, index)
+    pieces = [trim(text, *span) for span in rag5.pack(spans, index.estimates(spans), max_tokens)]
+    return [(piece_start, piece_end) for piece_start, piece_end in pieces if piece_start < piece_end]
+
+
+def trim(text, start, end):
+    """(start, end) without the whitespace at either end (start == end if nothing else is left)."""
     piece = text[start:end]
-    stripped = piece.strip()
-    if not stripped:
-        return None
-    start += len(piece) - len(piece.lstrip())
-    return start, start + len(stripped), kind
+    stripped = piece.lstrip()
+    start += len(piece) - len(stripped)
+    return start, start + len(stripped.rstrip())
 
 
-def column_names(text, start):
-    """The header row of the table whose row starts at `start` (the line above its delimiter row)."""
-    lines = text[:start].splitlines()
-    for number in range(len(lines) - 1, 0, -1):
-        if rag6.is_delimiter_row(lines[number]):
-            return lines[number - 1].strip()
-    return ""
+def parents_of(text, title, index):
+    """rag7's header chunks of a page, without overlap; one longer than PARENT_TOKENS (a table or
+    a code block, which rag6 keeps whole) cut at rag5's seams into parents of at most PARENT_TOKENS,
+    each with the chunk's header. `index` is rag5's TokenIndex of the page."""
+    parents = []
+    for chunk in rag7.header_chunks(text, title, PARENT_TOKENS) if text else []:
+        if chunk.n_tokens <= PARENT_TOKENS:
+            parents.append(chunk)
+            continue
+        for start, end in short_pieces(text, chunk.start, chunk.end, PARENT_TOKENS, index):
+            tokens = index.count(start, end)
+            if tokens > PARENT_TOKENS:  # an estimate a token short at an unclean cut: cut it again, exactly
+                parents += [replace(piece, start=start + piece.start, end=start + piece.end, kind=chunk.kind,
+                                    section=chunk.section, header=chunk.header)
+                            for piece in rag5.recursive_chunks(text[start:end], PARENT_TOKENS)]
+            else:
+                parents.append(make_chunk(text, start, end, tokens, section=chunk.section, kind=chunk.kind,
+                                          header=chunk.header))
+    return parents
 
 
 # %% [markdown]
 # ## 2. The index
 #
-# For each page: its parents (rag7), its units, and `parent_index` between
-# them. A unit is embedded with its parent's header (a table row also with
-# its table's column names), so that a bare row still says what it is about.
-# Each parent is one more unit of its own, matched as a whole: a question
-# about a whole passage should find it, not one sentence of it.
-# All units of all pages go into one matrix: ranking them for every question
+# For each page: its parents, its units, and `parent_index` between them. A
+# unit is embedded with its parent's header and its context (a table row with
+# its table's column names, a piece of code with the paragraph that
+# introduces it), so that a bare row still says what it is about. Each parent
+# is one more unit of its own, matched as a whole: a question about a whole
+# passage should find it, not one sentence of it. Its vector is the mean of
+# its units' vectors, weighted by their tokens: wordllama embeds a text as
+# the mean of its tokens' vectors, so that is nearly the parent's own
+# embedding, and the pages are embedded once, as rag7 embeds them, not twice.
+# All units of all pages go into one matrix: scoring them for every question
 # at once is one matrix product.
+#
+# A sentence, or a short paragraph, has no context of its own: "It expires
+# after 24 hours." matches a question about any token, any certificate. So it
+# is scored with its passage: its score is the mean of its own cosine and its
+# parent's. A row, an item or a piece of code keeps its own score: its
+# context is in its embedding already.
 
 
 # %%
+class Unit(NamedTuple):
+    """A small unit, or a parent matched as a whole: where it is, and what the embedder sees of it."""
+
+    doc_id: str
+    start: int
+    end: int
+    kind: str  # row, item, code, paragraph, sentence; "parent" for a parent matched as a whole
+    embedded: str  # its header, its context, its text
+
+
 @dataclass
 class Index:
     pages: dict  # doc_id -> text
-    parents: list  # [(doc_id, Chunk)]: rag7's chunks, without overlap
-    units: list  # [(doc_id, Chunk)]: the small units, each with its parent's header
+    parents: list  # [(doc_id, Chunk)]: rag7's chunks, without overlap, none over PARENT_TOKENS
+    units: list  # [Unit]: the small units, each with its parent's header and its context; then the parents
     parent_of: list  # for each unit, its parent's row in `parents`
-    vectors: np.ndarray  # a unit vector per unit
+    vectors: np.ndarray  # a unit vector per unit (a row each)
+    parent_unit: np.ndarray  # for each unit, the row in `units` of its parent matched as a whole
+    with_parent: np.ndarray  # for each unit, True if it is scored with its parent (a sentence, a short paragraph)
 
 
-def build_index(pages):
-    """The Index of `pages` ({doc_id: text}), built once per set of pages."""
-    key = tuple(sorted(pages.items()))
+def build_index(pages, title=TITLE, embedder=None):
+    """The Index of `pages` ({doc_id: text}), built once per set of pages, title and embedder."""
+    key = (tuple(sorted(pages.items())), title, embedder_name(embedder))
     if key not in INDEXES:
-        parents, units, parent_of = [], [], []
+        parents, units, parent_of, sizes = [], [], [], []
         for doc_id, text in pages.items():
-            chunks = rag7.header_chunks(text, TITLE, PARENT_TOKENS) if text else []
-            spans = unit_spans(text)
-            owners = parent_index([(start, end) for start, end, _ in spans], [(c.start, c.end) for c in chunks])
-            for (start, end, kind), owner in zip(spans, owners):
-                if owner is None:
-                    continue
-                header = chunks[owner].header
-                if kind == "row":
-                    header = "\n".join(part for part in (header, column_names(text, start)) if part)
-                units.append((doc_id, make_chunk(text, start, end, kind=kind, header=header)))
-                parent_of.append(len(parents) + owner)
-            for number, chunk in enumerate(chunks):  # each parent is matched as a whole too
-                units.append((doc_id, replace(chunk, kind="parent")))
-                parent_of.append(len(parents) + number)
+            tokens = rag5.TokenIndex(text)  # the page tokenized once, for the units and the parents
+            chunks = parents_of(text, title, tokens)
+            spans = unit_spans(text, tokens)
+            owners = parent_index([(start, end) for start, end, _, _ in spans], [(c.start, c.end) for c in chunks])
+            for (start, end, kind, context), owner in zip(spans, owners):
+                if owner is not None:
+                    embedded = "\n".join(part for part in (chunks[owner].header, context, text[start:end]) if part)
+                    units.append(Unit(doc_id, start, end, kind, embedded))
+                    parent_of.append(len(parents) + owner)
+                    sizes.append(tokens.estimate(start, end))
             parents += [(doc_id, chunk) for chunk in chunks]
-        vectors = embed([unit.embedding_text for _, unit in units]) if units else np.zeros((0, 1), np.float32)
-        INDEXES[key] = Index(dict(pages), parents, units, parent_of, vectors)
+        vectors = unit_vectors([unit.embedded for unit in units], parent_of, sizes, parents, embedder)
+        first = len(units)  # the parents, matched as wholes, come after the small units
+        units += [Unit(doc_id, chunk.start, chunk.end, "parent", chunk.embedding_text) for doc_id, chunk in parents]
+        parent_of += range(len(parents))
+        parent_unit = first + np.array(parent_of, dtype=np.int64)
+        with_parent = np.array([unit.kind in WITH_PARENT for unit in units], dtype=bool)
+        INDEXES[key] = Index(dict(pages), parents, units, parent_of, vectors, parent_unit, with_parent)
     return INDEXES[key]
 
 
+def unit_vectors(texts, parent_of, sizes, parents, embedder):
+    """The units' vectors, then a vector per parent: the mean of its units' vectors, weighted by their tokens.
+
+    A mean-pooling embedder such as wordllama embeds a parent as the mean of its tokens' vectors,
+    which is nearly this, so the corpus is embedded once, as rag7 embeds it, not twice. A parent
+    without units (a page's front matter) is embedded on its own.
+    """
+    if not texts:
+        return embed([chunk.embedding_text for _, chunk in parents], embedder) if parents else np.zeros((0, 1))
+    vectors = embed(texts, embedder)
+    pooled = np.zeros((len(parents), vectors.shape[1]), np.float32)
+    np.add.at(pooled, np.array(parent_of, dtype=np.int64), vectors * np.array(sizes, np.float32)[:, None])
+    alone = [number for number in range(len(parents)) if not pooled[number].any()]
+    if alone:
+        pooled[alone] = embed([parents[number][1].embedding_text for number in alone], embedder)
+    lengths = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return np.concatenate([vectors, pooled / np.where(lengths > 0, lengths, 1)])
+
+
+def unit_scores(index, question_vectors):
+    """A row per question, a column per unit: its cosine, or for a sentence or a short paragraph the mean
+    of its cosine and its parent's. One matrix product for all questions and all units."""
+    scores = np.asarray(question_vectors, dtype=np.float32) @ index.vectors.T
+    prose = index.with_parent
+    scores[:, prose] = (scores[:, prose] + scores[:, index.parent_unit[prose]]) / 2
+    return scores
+
+
 INDEXES = {}
+WITH_PARENT = ("sentence", "paragraph")  # the kinds of unit scored with their parent: they carry no context
 
 # %% [markdown]
 # ## 3. Each parent once
@@ -229,10 +323,11 @@ def best_parents(ranked_units, parent_of):
 # the next candidate, perhaps smaller, is tried. Once nothing is left, the
 # walk ends.
 #
-# One more limit: no span holds more than `span_tokens`. rag6 keeps a table
-# whole, however big: a question about one row of a 1,500-token table
-# should not spend the whole budget on it, so a parent over `span_tokens` is
-# read as its window of `span_tokens` around the row.
+# One more limit: no span holds more than `span_tokens` (by default
+# READ_TOKENS, the parents' own budget). Section 1 cut every parent to that,
+# but `assemble` takes any candidates: handed a whole 1,500-token table for a
+# question about one row, it must not spend the budget on it, and reads the
+# window of `span_tokens` around the row instead.
 
 
 # %%
@@ -300,19 +395,23 @@ def assemble(pages, candidates, budget_tokens, span_tokens=READ_TOKENS):
 
 
 # %%
-def search(pages, questions, budget_tokens=BUDGET_TOKENS):
-    """For each question, the (doc_id, start, end) spans a reader gets, best first, within budget."""
-    index = build_index(pages)
+def search(pages, questions, budget_tokens=BUDGET_TOKENS, title=TITLE, embedder=None):
+    """For each question, the (doc_id, start, end) spans a reader gets, best first, within budget.
+
+    `title` goes into every header, as rag7's; `embedder` is embed()'s model (None: the default).
+    """
+    index = build_index(pages, title, embedder)
     if not questions:
         return []
     if not index.units:
         return [[] for _ in questions]
-    rankings = top_k_each(embed(list(questions)), index.vectors, DEPTH)
+    scores = unit_scores(index, embed(list(questions), embedder))
+    rankings = np.argsort(-scores, axis=1, kind="stable")[:, :DEPTH]
     results = []
     for ranked in rankings:
         candidates = []
-        for parent, unit in best_parents([row for row, _ in ranked], index.parent_of):
-            (doc_id, chunk), matched = index.parents[parent], index.units[unit][1]
+        for parent, unit in best_parents([int(row) for row in ranked], index.parent_of):
+            (doc_id, chunk), matched = index.parents[parent], index.units[unit]
             candidates.append((doc_id, (chunk.start, chunk.end), (matched.start, matched.end)))
         results.append(assemble(pages, candidates, budget_tokens))
     return results
@@ -398,12 +497,12 @@ def step_show(questions, hits, pages):
 def step_example(question, index, pages):
     """The lab's question: the unit that matched best, and the parent the reader gets for it."""
     (spans,) = search(pages, [question["question"]])
-    (ranked,) = top_k_each(embed([question["question"]]), index.vectors, 1)
-    doc_id, unit = index.units[ranked[0][0]]
+    (scores,) = unit_scores(index, embed([question["question"]]))
+    unit = index.units[int(np.argmax(scores))]
     owner = next(chunk for page, chunk in index.parents
                  if page == question["doc_id"] and chunk.start <= question["start"] < chunk.end)
     print(f"\n4. {question['question']!r}")
-    print(f"   best unit ({unit.kind} of {doc_id}): {short(unit.text)}")
+    print(f"   best unit ({unit.kind} of {unit.doc_id}): {short(pages[unit.doc_id][unit.start : unit.end])}")
     parent = (question["doc_id"], owner.start, owner.end)
     place = f"handed over, {spans.index(parent) + 1} of {len(spans)}" if parent in spans else "not handed over"
     print(f"   the answer's parent, [{owner.start}, {owner.end}) of {question['doc_id']} "
@@ -540,7 +639,7 @@ def main():
     questions = corpus_questions("test")
     index = build_index(pages)
     kinds = {}
-    for _, unit in index.units:
+    for unit in index.units:
         kinds[unit.kind] = kinds.get(unit.kind, 0) + 1
     print(f"\n1. {len(pages)} pages: {len(index.parents)} parents (rag7, {PARENT_TOKENS} tokens, no overlap), "
           f"{len(index.units)} small units")
