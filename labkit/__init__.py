@@ -15,6 +15,8 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
                       cache, the cost estimate and ACADEMY_MAX_COST (imports openai only to send)
 - markdown.py  rag6's given Markdown reading: lines, front matter, the block scanner
                (run with the student's rules), regions, the tricky documents
+- markdown_chunking.py  rag6's given chunking between the student's functions: sections,
+               pieces, overlap and kinds, and the report rag6 prints on a page
 """
 
 from labkit.cases import TRICKY_TEXTS, Case, Invariants, TrickyText, answer_span, returns, tricky_cases

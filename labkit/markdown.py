@@ -19,12 +19,22 @@ atx_heading and is_table_start, and hands them to the scanner as a
 Recognisers record, so the blocks found are read with the student's rules:
 
     blocks = Scanner(Recognisers(fence_opening, closes_fence, atx_heading, is_table_start)).scan(lines)
+
+Speed: rag6 must keep up with tiktoken, so the scanner does little per line.
+It reads a line's text, not a Line (a LineView holds a page's lines as two
+lists, made in C); it asks a rule only about a line the rule could be true of
+(the fence rules about a line whose first character after its indent is a
+backtick or a tilde, atx_heading a #, is_table_start a line holding a |);
+and it reads the commonest blocks (a blank line, a paragraph of one line, a
+heading, a fence, a list of simple items) without the general machinery, to
+the same blocks.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 import re
 from dataclasses import dataclass, field
 from functools import partial
@@ -48,25 +58,67 @@ LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 def iter_lines(text):
     """The lines of `text` one by one, each with its offsets; line endings stay in the offsets."""
     for match in LINE.finditer(text):
-        yield Line(match.start(), match.end(), match.group().rstrip("\r\n"))
+        yield tuple.__new__(Line, (match.start(), match.end(), match.group().rstrip("\r\n")))
 
 
 def split_lines(text, start=0):
     """All the lines of `text` from offset `start` on, as iter_lines gives them, but faster.
 
-    str.splitlines does the splitting in C, and the Lines are made in C too
-    (tuple.__new__ over zipped fields): no Python call per line. splitlines
-    also splits at characters Markdown reads as text (a form feed, U+2028...):
-    when it made more pieces than the text has line ends, iter_lines reads it.
+    The splitting is done in C (str.split, or str.splitlines when there is a
+    \r), and the Lines are made in C too (tuple.__new__ over zipped fields): no
+    Python call per line.
+    """
+    texts, offsets = texts_and_offsets(text, start)
+    return list(map(tuple.__new__, itertools.repeat(Line), zip(offsets, offsets[1:], texts)))
+
+
+def texts_and_offsets(text, start=0):
+    """([each line's text], [each line's start, then the end of the last]) from offset `start` on.
+
+    str.splitlines also splits at characters Markdown reads as text (a form
+    feed, U+2028...): when it made more pieces than the text has line ends,
+    iter_lines reads the text instead.
     """
     body = text[start:]
+    if "\r" not in body:  # \n line ends only, each one character
+        texts = body.split("\n")
+        if not texts[-1]:
+            texts.pop()  # after the last line end: no line
+        offsets = list(itertools.accumulate(map(operator.add, map(len, texts), itertools.repeat(1)), initial=start))
+        offsets[-1] = min(offsets[-1], len(text))  # the last line may have no line end
+        return texts, offsets
     pieces = body.splitlines(keepends=True)
     line_ends = body.count("\n") + body.count("\r") - body.count("\r\n")
     if len(pieces) > line_ends + (not body.endswith(("\n", "\r"))):
-        return [Line(line.start + start, line.end + start, line.text) for line in iter_lines(body)]
-    offsets = list(itertools.accumulate(map(len, pieces), initial=start))
-    texts = [piece.rstrip("\r\n") for piece in pieces]
-    return list(map(tuple.__new__, itertools.repeat(Line), zip(offsets, offsets[1:], texts)))
+        lines = list(iter_lines(body))
+        return [line.text for line in lines], [line.start + start for line in lines] + [len(text)]
+    return [piece.rstrip("\r\n") for piece in pieces], list(itertools.accumulate(map(len, pieces), initial=start))
+
+
+class LineView:
+    """The lines of a text as split_lines gives them, kept as two lists (texts, offsets): lines[i]
+    makes its Line when asked. The scanner reads the texts; a Line for each line is not needed."""
+
+    __slots__ = ("texts", "offsets")
+
+    def __init__(self, texts, offsets):
+        self.texts = texts
+        self.offsets = offsets
+
+    def __len__(self):
+        return len(self.texts)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self.texts)))]
+        if i < 0:
+            i += len(self.texts)
+        return tuple.__new__(Line, (self.offsets[i], self.offsets[i + 1], self.texts[i]))  # IndexError past the end
+
+
+def line_view(text, start=0):
+    """The LineView of `text` from offset `start` on."""
+    return LineView(*texts_and_offsets(text, start))
 
 
 def is_blank(text):
@@ -76,6 +128,9 @@ def is_blank(text):
 
 def indent_of(text):
     """Columns of leading whitespace, a tab reaching the next multiple of 4."""
+    spaces = len(text) - len(text.lstrip(" "))
+    if text[spaces : spaces + 1] != "\t":
+        return spaces  # no tab: a column a space
     column = 0
     for char in text:
         if char == " ":
@@ -89,6 +144,8 @@ def indent_of(text):
 
 def strip_columns(text, columns):
     """`text` without its first `columns` columns of indentation."""
+    if text.startswith(" " * columns):
+        return text[columns:]
     position = column = 0
     while position < len(text) and column < columns and text[position] in " \t":
         column += 4 - column % 4 if text[position] == "\t" else 1
@@ -123,16 +180,33 @@ def body_start_of(text):
     The body then starts at the first character of a line, a clean cut (see
     rag5), so its first section is counted from the index, not encoded again.
     """
-    end = front_matter(text)[1]
+    end = front_matter_end(text)
     return BLANK_LINES.match(text, end).end() if end else 0
+
+
+def front_matter_end(text):
+    """front_matter(text)[1], the metadata not read: where a leading `---` block ends, or 0."""
+    lines = LINE.finditer(text)
+    first = next(lines, None)
+    if first is None or first.group().lstrip("\ufeff").rstrip() != "---":
+        return 0
+    for line in lines:
+        if line.group().rstrip() in ("---", "..."):
+            return line.end()
+    return 0
 
 
 # ---- table rows, which rag6's is_table_start reads ------------------------------
 
 
+CELL_BORDER = re.compile(r"(?<!\\)\|")  # an unescaped pipe
+DELIMITER_ROW = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?")  # cells between pipes
+
+
 def table_cells(text):
     """The cells of a table row: split on unescaped |, without an empty first or last cell."""
-    cells = re.split(r"(?<!\\)\|", text.strip())
+    text = text.strip()
+    cells = CELL_BORDER.split(text) if "\\" in text else text.split("|")  # no backslash: no escaped pipe
     if cells and cells[0].strip() == "":
         cells = cells[1:]
     if cells and cells[-1].strip() == "":
@@ -143,17 +217,9 @@ def table_cells(text):
 def is_delimiter_row(text):
     """True for a table's delimiter row: cells like ---, :--, --: or :-: ."""
     stripped = text.strip()
-    if not stripped or indent_of(text) >= 4 or stripped[0] not in "|-:":
+    if not stripped or stripped[:2] in ("- ", "-\t") or indent_of(text) >= 4:  # "- -" is a list item
         return False
-    if re.match(r"^-[ \t]", stripped) or not re.fullmatch(r"[|\-: \t]+", stripped):
-        return False
-    inner = [cell.strip() for cell in stripped.split("|")]
-    for number, cell in enumerate(inner):
-        if not cell and number not in (0, len(inner) - 1):
-            return False
-        if cell and not re.fullmatch(r":?-+:?", cell):
-            return False
-    return True
+    return stripped == "|" or DELIMITER_ROW.fullmatch(stripped) is not None
 
 
 # ---- blocks ---------------------------------------------------------------------------
@@ -180,6 +246,9 @@ HTML_LONE_TAG = re.compile(  # HTML block 7: a lone open or close tag; cannot in
     r"^ {0,3}(?:<[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s\"'=<>`]+|'[^']*'|"
     r"\"[^\"]*\"))?)*\s*/?>|</[A-Za-z][A-Za-z0-9-]*\s*>)[ \t]*$")
 MAX_NESTING = 24  # containers deeper than this are read as plain text
+# The scanner asks a rule only about a line it could be true of, a cheap test in C first:
+FENCE_LIKE = re.compile(r"[ \t]*[`~]")  # fence_opening, closes_fence: a backtick or tilde first
+HEADING_LIKE = re.compile(r"[ \t]*#")  # atx_heading: a # first (is_table_start: a | in the line)
 PROTECTED = ("code", "table")  # the kinds of block no chunk may cut
 
 # Where a line is read, which decides what it can start (see Scanner.block_start).
@@ -212,16 +281,16 @@ class ListItem(NamedTuple):
     ordered: bool  # 1. or 1) rather than -, + or *
     number: int | None  # an ordered item's number
     has_content: bool  # anything after the marker (an empty item cannot interrupt a paragraph)
+    marker_end: int  # where the spaces after the marker end
 
 
-@dataclass
-class Block:
+class Block(NamedTuple):
     kind: str  # heading, code, table, list, quote, html, rule, indented_code, paragraph
     first: int  # index of its first line
     last: int  # index just after its last line
     level: int = 0  # heading level
     title: str = ""  # heading title
-    nested: list = field(default_factory=list)  # the Regions of fences and tables inside it
+    nested: list | tuple = ()  # the Regions of fences and tables inside it
 
 
 def list_item(text):
@@ -233,8 +302,14 @@ def list_item(text):
     content = text[match.end():].strip(" \t")  # as in is_blank: a form feed is content
     width = len(spaces) if 1 <= len(spaces) <= 4 and content else 1
     ordered = marker[0].isdigit()
-    return ListItem(len(indent) + len(marker) + width, ordered, int(marker[:-1]) if ordered else None,
-                    bool(content))
+    return tuple.__new__(ListItem, (len(indent) + len(marker) + width, ordered, int(marker[:-1]) if ordered else None,
+                                    bool(content), match.end()))
+
+
+def may_nest(texts):
+    """False if no line could hold a fence or a table (no ```, ~~~ or |): nothing to scan again."""
+    inside = "\n".join(texts)
+    return "|" in inside or "```" in inside or "~~~" in inside
 
 
 class ContainerText:
@@ -252,14 +327,15 @@ class ContainerText:
         self.in_paragraph = False
 
     def add(self, start, end, text):
-        self.lines.append(Line(start, end, text))
+        self.lines.append(tuple.__new__(Line, (start, end, text)))
         if self.fence is not None:
-            if self.recognise.closes_fence(text, *self.fence):
+            if FENCE_LIKE.match(text) and self.recognise.closes_fence(text, *self.fence):
                 self.fence = None
             self.in_paragraph = False
             return
-        self.fence = self.recognise.fence_opening(text)
-        self.in_paragraph = not is_blank(text) and not (self.fence or self.recognise.atx_heading(text))
+        self.fence = self.recognise.fence_opening(text) if FENCE_LIKE.match(text) else None
+        self.in_paragraph = bool(text.strip(" \t")) and not (  # not blank, nor a fence or heading
+            self.fence or HEADING_LIKE.match(text) and self.recognise.atx_heading(text))
 
 
 class Scanner:
@@ -267,6 +343,10 @@ class Scanner:
 
     def __init__(self, recognise: Recognisers):
         self.recognise = recognise
+        self.read = {kind: reader.__get__(self) for kind, reader in READERS.items()}
+        self.fence = self.heading = None  # what block_start found, for read_code and read_heading
+        self.item = (None, None)  # (text, list_item(text)) of the last line asked, see item_of()
+        self.texts = []  # the texts of the lines being scanned (scan sets them)
 
     def block_start(self, lines, i, where=TOP):
         """The kind of block that starts at lines[i], or None if the line continues the one open.
@@ -275,10 +355,11 @@ class Scanner:
         (where=TOP); does the line interrupt the paragraph above it
         (PARAGRAPH: an indented line, a lone HTML tag, an empty list item or one
         numbered other than 1 do not); does it end the table above it (TABLE: a
-        line starting with a letter or a pipe is another row). Cheapest tests
-        first: most lines start with a letter, and only a table or a paragraph can.
+        line starting with a letter or a pipe is another row). The first
+        character after the indent says which rules to try: most lines start
+        with a letter, and only a table or a paragraph can.
         """
-        text = lines[i].text
+        text = self.texts[i]
         first = text[:1]
         if first in (" ", "\t", ""):
             if is_blank(text):
@@ -286,42 +367,70 @@ class Scanner:
             if indent_of(text) >= 4:
                 return None if where == PARAGRAPH else "indented_code"
             first = text.lstrip(" ")[:1]
-        if first.isalpha() or (first == "|" and where == TABLE):
+        if first.isalpha() or first == "|":
             return self.table_or_text(lines, i, where)
-        if self.recognise.fence_opening(text):
-            return "code"
-        if self.recognise.atx_heading(text):
-            return "heading"
-        if THEMATIC_BREAK.match(text):  # before lists: "- - -" is a break, not an item
+        if first in "`~":
+            self.fence = self.recognise.fence_opening(text)
+            if self.fence:
+                return "code"
+        if first == "#":
+            self.heading = self.recognise.atx_heading(text)
+            if self.heading:
+                return "heading"
+        if first in "*-_" and THEMATIC_BREAK.match(text):  # before lists: "- - -" is a break, not an item
             return "rule"
-        if QUOTE_PREFIX.match(text):
+        if first == ">":
             return "quote"
-        item = list_item(text)
+        item = self.item_of(text) if first in "-+*" or first.isdecimal() else None
         if item and (where != PARAGRAPH or item.has_content and (not item.ordered or item.number == 1)):
             return "list"
         if first == "<" and self.html_block_end(lines, i, where != TOP) is not None:
             return "html"
         return self.table_or_text(lines, i, where)
 
+    def item_of(self, text):
+        """list_item(text), remembered: a list's lines are asked about by block_start, read_list
+        and read_item in turn."""
+        if self.item[0] is not text:
+            self.item = (text, list_item(text))
+        return self.item[1]
+
     def table_or_text(self, lines, i, where):
         """What a line no other block claims starts: a table, else a paragraph (at the top only)."""
         if where == TABLE:
             return None
-        if self.recognise.is_table_start(lines, i):
+        if "|" in self.texts[i] and self.recognise.is_table_start(lines, i):
             return "table"
         return "paragraph" if where == TOP else None
 
     def scan(self, lines, depth=0):
-        """The blocks of `lines`, in order. Blank lines belong to no block (they join the one before)."""
+        """The blocks of `lines`, in order. Blank lines belong to no block (they join the one before).
+
+        `lines` is a list of Lines, or a LineView, whose texts are read without making its Lines.
+        """
+        outer = self.texts  # a container's lines are scanned inside the scan of the lines around it
+        self.texts = texts = lines.texts if isinstance(lines, LineView) else [line.text for line in lines]
         blocks = []
         i = 0
-        while i < len(lines):
-            kind = self.block_start(lines, i)
-            if kind == "blank":
+        n = len(lines)
+        while i < n:  # the commonest lines first: blank, a paragraph of one line, a heading, a fence
+            text = texts[i]
+            first = text[:1]
+            if first in ("", " ", "\t") and not text.strip(" \t"):  # blank (is_blank, inline)
                 i += 1
-                continue
-            blocks.append(getattr(self, f"read_{kind}")(lines, i, depth))
-            i = blocks[-1].last
+            elif first.isalpha() and "|" not in text and (i + 1 == n or not texts[i + 1].strip(" \t")):
+                blocks.append(tuple.__new__(Block, ("paragraph", i, i + 1, 0, "", ())))  # Block(...), faster
+                i += 1
+            elif first == "#" and (heading := self.recognise.atx_heading(text)):
+                blocks.append(tuple.__new__(Block, ("heading", i, i + 1, heading[0], heading[1], ())))
+                i += 1
+            elif first in ("`", "~") and (fence := self.recognise.fence_opening(text)):
+                blocks.append(self.code_block(lines, i, fence))
+                i = blocks[-1].last
+            else:
+                blocks.append(self.read[self.block_start(lines, i)](lines, i, depth))
+                i = blocks[-1].last
+        self.texts = outer
         return blocks
 
     # Each read_<kind> reads the block of that kind starting at lines[i].
@@ -332,11 +441,21 @@ class Scanner:
         The underline is tested first, because `---` under text is an
         underline, not a thematic break.
         """
+        texts = self.texts
         j = i + 1
-        while j < len(lines):
-            underline = SETEXT_UNDERLINE.match(lines[j].text)
+        n = len(lines)
+        while j < n:
+            text = texts[j]
+            if not text.strip(" \t"):  # blank
+                break
+            if text[:1].isalpha():  # no underline; it interrupts the paragraph only as a table
+                if "|" in text and self.recognise.is_table_start(lines, j):
+                    break
+                j += 1
+                continue
+            underline = SETEXT_UNDERLINE.match(text)
             if underline:
-                title = " ".join(line.text.strip() for line in lines[i:j])
+                title = " ".join(text.strip() for text in texts[i:j])
                 return Block("heading", i, j + 1, level=1 if underline.group(1)[0] == "=" else 2, title=title)
             if self.block_start(lines, j, PARAGRAPH) is not None:
                 break
@@ -344,31 +463,43 @@ class Scanner:
         return Block("paragraph", i, j)
 
     def read_table(self, lines, i, depth):
+        texts = self.texts
         j = i + 2  # the header row and the delimiter row
-        while j < len(lines) and self.block_start(lines, j, TABLE) is None:
+        n = len(lines)
+        while j < n:
+            first = texts[j][:1]
+            if not (first == "|" or first.isalpha()) and self.block_start(lines, j, TABLE) is not None:
+                break
             j += 1
-        return Block("table", i, j)
+        return tuple.__new__(Block, ("table", i, j, 0, "", ()))
 
     def read_code(self, lines, i, depth):
-        """A fenced block, to its closing fence; one never closed runs to the end."""
-        fence = self.recognise.fence_opening(lines[i].text)
-        j = i + 1
-        while j < len(lines) and not self.recognise.closes_fence(lines[j].text, *fence):
-            j += 1
-        return Block("code", i, min(j + 1, len(lines)))
+        return self.code_block(lines, i, self.fence)
+
+    def code_block(self, lines, i, fence):
+        """A fenced block opened by `fence`, to its closing fence; one never closed runs to the end."""
+        closes_fence, fence_like = self.recognise.closes_fence, FENCE_LIKE.match
+        texts = self.texts
+        end = len(lines)
+        for j in range(i + 1, end):
+            if fence_like(texts[j]) and closes_fence(texts[j], *fence):
+                end = j + 1
+                break
+        return tuple.__new__(Block, ("code", i, end, 0, "", ()))
 
     def read_heading(self, lines, i, depth):
-        level, title = self.recognise.atx_heading(lines[i].text)
+        level, title = self.heading
         return Block("heading", i, i + 1, level=level, title=title)
 
     def read_rule(self, lines, i, depth):
         return Block("rule", i, i + 1)
 
     def read_indented_code(self, lines, i, depth):
+        texts = self.texts
         j = i + 1
-        while j < len(lines) and (is_blank(lines[j].text) or indent_of(lines[j].text) >= 4):
+        while j < len(lines) and (is_blank(texts[j]) or indent_of(texts[j]) >= 4):
             j += 1
-        while is_blank(lines[j - 1].text):
+        while is_blank(texts[j - 1]):
             j -= 1
         return Block("indented_code", i, j)
 
@@ -377,16 +508,17 @@ class Scanner:
 
     def html_block_end(self, lines, i, in_paragraph):
         """Index after the HTML block starting at lines[i], or None if none starts there."""
-        text = lines[i].text
+        texts = self.texts
+        text = texts[i]
         for start, end in HTML_ENDS:
             if start.match(text):
                 j = i
-                while j < len(lines) and not end.search(lines[j].text):
+                while j < len(lines) and not end.search(texts[j]):
                     j += 1
                 return min(j + 1, len(lines))
         if HTML_BLOCK_TAG.match(text) or (not in_paragraph and HTML_LONE_TAG.match(text)):
             j = i + 1
-            while j < len(lines) and not is_blank(lines[j].text):
+            while j < len(lines) and not is_blank(texts[j]):
                 j += 1
             return j
         return None
@@ -394,13 +526,15 @@ class Scanner:
     def read_quote(self, lines, i, depth):
         """A block quote: its lines, without the > prefix, are scanned again for what they nest."""
         inner = ContainerText(self.recognise)
+        texts = self.texts
         j = i
         while j < len(lines):
-            line = lines[j]
-            prefix = QUOTE_PREFIX.match(line.text)
+            prefix = QUOTE_PREFIX.match(texts[j])
             if prefix:
+                line = lines[j]
                 inner.add(line.start, line.end, line.text[prefix.end():])
-            elif not is_blank(line.text) and inner.in_paragraph and self.block_start(lines, j, PARAGRAPH) is None:
+            elif not is_blank(texts[j]) and inner.in_paragraph and self.block_start(lines, j, PARAGRAPH) is None:
+                line = lines[j]
                 inner.add(line.start, line.end, line.text)
             else:
                 break
@@ -409,36 +543,65 @@ class Scanner:
 
     def read_list(self, lines, i, depth):
         """A list: each item's content lines are scanned again for what they nest."""
+        end = self.simple_list_end(lines, i)
+        if end is not None and not may_nest(self.texts[i:end]):
+            return tuple.__new__(Block, ("list", i, end, 0, "", ()))
+        texts = self.texts
         items = []
         j = i
-        while j < len(lines):
+        n = len(lines)
+        while j < n:
             inner, j = self.read_item(lines, j)
             items.append(inner.lines)
-            if j < len(lines) and not list_item(lines[j].text):
+            if j < n and not self.item_of(texts[j]):
                 break
         # Trailing blank lines belong after the list, unless the last item's fence is
         # still open: an unclosed fence runs to the end of its item, blank lines and all.
-        while inner.fence is None and items[-1][-1].text == "" and is_blank(lines[j - 1].text):
+        while inner.fence is None and items[-1][-1].text == "" and is_blank(texts[j - 1]):
             items[-1].pop()
             j -= 1
+        if not may_nest(texts[i:j]):  # no item can hold a fence or a table
+            return Block("list", i, j)
         return Block("list", i, j, nested=[region for item in items for region in self.nested_regions(item, depth)])
+
+    def simple_list_end(self, lines, i):
+        """Where a list ends, as read_list would find, if it is simple, as most are: items and
+        the lines indented under them, with no fence and no lazy line. Else None."""
+        column = 0  # the content column of the item being read
+        end = i  # after its last line
+        for j in range(i, len(lines)):
+            text = self.texts[j]
+            if not text.strip(" \t"):  # blank
+                continue
+            if column and indent_of(text) >= column:  # the item goes on
+                content = strip_columns(text, column)
+            elif item := self.item_of(text):  # the next item
+                column, content = item.content_column, text[item.marker_end:]
+            else:
+                return None if j == end else end  # a lazy line, or after a blank line: the list's end
+            if FENCE_LIKE.match(content) and self.recognise.fence_opening(content):
+                return None
+            end = j + 1
+        return end
 
     def read_item(self, lines, i):
         """(the ContainerText of the list item starting at lines[i], the index after it)."""
         inner = ContainerText(self.recognise)  # each item is a container of its own
-        column = list_item(lines[i].text).content_column
-        marker_end = LIST_ITEM.match(lines[i].text).end()
-        inner.add(lines[i].start, lines[i].end, lines[i].text[marker_end:])
+        first = lines[i]
+        item = self.item_of(first.text)
+        column = item.content_column
+        inner.add(first.start, first.end, first.text[item.marker_end:])
         j = i + 1
-        while j < len(lines):
+        n = len(lines)
+        while j < n:
             line = lines[j]
-            if is_blank(line.text):
+            if not line.text.strip(" \t"):  # blank
                 inner.add(line.start, line.end, "")
             elif indent_of(line.text) >= column:
                 inner.add(line.start, line.end, strip_columns(line.text, column))
-            elif (inner.in_paragraph and self.block_start(lines, j, PARAGRAPH) is None
-                  and not list_item(line.text)):
-                inner.add(line.start, line.end, line.text)
+            elif (inner.in_paragraph and not self.item_of(self.texts[j])  # an item ends this one
+                  and self.block_start(lines, j, PARAGRAPH) is None):
+                inner.add(line.start, line.end, line.text)  # a lazy line
             else:
                 break
             j += 1
@@ -446,7 +609,7 @@ class Scanner:
 
     def nested_regions(self, inner_lines, depth):
         """The Regions of the fences and tables inside a container's lines."""
-        if depth >= MAX_NESTING:
+        if depth >= MAX_NESTING or not may_nest([line.text for line in inner_lines]):
             return []
         regions = []
         for block in self.scan(inner_lines, depth + 1):
@@ -456,12 +619,21 @@ class Scanner:
         return regions
 
 
+READERS = {kind: getattr(Scanner, f"read_{kind}") for kind in  # what Scanner.scan calls for each kind
+           ("paragraph", "table", "code", "heading", "rule", "indented_code", "html", "quote", "list")}
+
+
 # ---- regions ---------------------------------------------------------------------------
 
 
 def protected_regions(lines, blocks):
     """The sorted, disjoint Regions of the fences and tables among `blocks` and nested in them."""
-    regions = [Region(lines[b.first].start, lines[b.last - 1].end, b.kind) for b in blocks if b.kind in PROTECTED]
+    if isinstance(lines, LineView):
+        offsets = lines.offsets  # line k runs from offsets[k] to offsets[k + 1]
+        regions = [tuple.__new__(Region, (offsets[b.first], offsets[b.last], b.kind))
+                   for b in blocks if b.kind in PROTECTED]
+    else:
+        regions = [Region(lines[b.first].start, lines[b.last - 1].end, b.kind) for b in blocks if b.kind in PROTECTED]
     return merge_regions(regions + [region for b in blocks for region in b.nested])
 
 

@@ -9,8 +9,7 @@
 #
 # This lab chunks structure first, size second:
 #
-# 1. find the **blocks**: headings, fenced code, tables, lists, quotes, HTML,
-#    paragraphs;
+# 1. find the **blocks**: headings, fenced code, tables, lists, paragraphs...;
 # 2. group blocks into **sections**, each with its heading path, such as
 #    `("Install", "On Linux")`;
 # 3. pack each section's blocks up to the budget with rag5's machinery, never
@@ -19,32 +18,32 @@
 # 4. keep the **front matter** (the `---` block of metadata at the top of many
 #    documentation pages) as a chunk of its own.
 #
-# You write the rules that recognise Markdown (`fence_opening`,
-# `closes_fence`, `atx_heading`, `is_table_start`), the heading path
+# You write the rules that recognise Markdown (`atx_heading`,
+# `fence_opening`, `closes_fence`, `is_table_start`), the heading path
 # (`enter_section`), the packing of a section (`chunk_section`) and the entry
-# point (`markdown_chunks`). The rest of CommonMark's block rules (lists,
-# quotes, HTML, setext headings) is given in `labkit/markdown.py`, a scanner
-# that reads Markdown with your four rules.
+# point (`markdown_chunks`). The rest is given, for you to read:
+# `labkit/markdown.py` reads Markdown's other blocks (lists, quotes, HTML,
+# setext headings) with your four rules, and `labkit/markdown_chunking.py`
+# joins your functions (sections, big blocks cut at seams, overlap).
+
 
 # %%
-import bisect
 import re
-import statistics
-from dataclasses import dataclass, replace
-from typing import NamedTuple
 
-from academy_llm import DATASETS, check_text_and_window, corpus_pages, embed, is_clean_cut, make_chunk, top_k
-from labkit import Invariants, load_lab, plot_chunk_sizes, run_lab, show_figure, view_chunks
+from academy_llm import DATASETS, check_text_and_window, embed, top_k
+from labkit import Invariants, load_lab, run_lab, view_chunks
+from labkit import markdown_chunking as given  # given: sections, pieces, overlap, the report
 from labkit.markdown import (  # given: reading Markdown (see its docstring)
-    PROTECTED, Recognisers, Scanner, body_start_of, cut_regions, front_matter, indent_of, inside,
-    is_delimiter_row, markdown_cases, protected_regions, regions_to_keep_whole, regions_within,
-    split_lines, table_cells,
+    PROTECTED, Recognisers, Scanner, cut_regions, indent_of, is_delimiter_row, markdown_cases,
+    regions_to_keep_whole, table_cells,
 )
-from labkit.markdown import (  # noqa: F401 (unused here: rag7 and the tests take them from rag6)
-    TRICKY_MARKDOWN, TrickyMarkdown, check_markdown_chunks, iter_lines, with_every_line_end,
+from labkit.markdown import (  # noqa: F401 (unused here: rag7, rag8, rag10 and the tests take them from rag6)
+    TRICKY_MARKDOWN, TrickyMarkdown, body_start_of, check_markdown_chunks, front_matter, iter_lines,
+    split_lines, with_every_line_end,
 )
+from labkit.markdown_chunking import front_matter_chunk
 
-rag5 = load_lab("rag5")  # TokenIndex, split_at_seams, pack, mend
+rag5 = load_lab("rag5")  # TokenIndex, split_at_seams, pack, mend, packing_budget
 
 # %% [markdown]
 # ## 1. Recognising Markdown
@@ -53,23 +52,35 @@ rag5 = load_lab("rag5")  # TokenIndex, split_at_seams, pack, mend
 # offsets in the text (`line.start`, `line.end`) and its `text`. CommonMark's
 # rules, in the small:
 #
+# - An **ATX heading** is 1-6 `#` then a space (or nothing): `## Install`.
+#   Optional closing `#`s are not part of the title.
 # - A **fence** opens with 3 or more backticks or tildes (up to 3 spaces of
 #   indent). It closes at a line of the *same* character, at least as long,
 #   with nothing after it but spaces. So a ```` block can hold ``` lines,
 #   and a `#` line inside a fence is code, not a heading. A fence that is
 #   never closed runs to the end of the document.
-# - An **ATX heading** is 1-6 `#` then a space (or nothing): `## Install`.
-#   Optional closing `#`s are not part of the title.
 # - A **table** (GitHub's flavour) is a header row with a `|`, followed by a
 #   delimiter row such as `|---|:--:|` or `--- | ---`, with as many cells.
 #   Leading and trailing pipes are optional.
 
 
 # %%
-FENCE_OPENING = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")  # groups: the fence, the rest of the line
-FENCE_CLOSING = re.compile(r"^ {0,3}(`+|~+)[ \t]*$")  # group: the fence
 ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*)$")  # groups: the #s, the rest of the line
 CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+FENCE_OPENING = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")  # groups: the fence, the rest of the line
+FENCE_CLOSING = re.compile(r"^ {0,3}(`+|~+)[ \t]*$")  # group: the fence
+
+
+def atx_heading(text):
+    """(level, title) if `text` is an ATX heading such as '## Install ##', else None."""
+    # TODO(rag6): Recognise a `#` heading and give its level and title: headings open the sections,
+    #   and their titles become each chunk's heading path.
+    #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
+    raise NotImplementedError(
+        "TODO(rag6) atx_heading(): Recognise a `#` heading and give its level and title: "
+        "headings open the sections, and their titles become each chunk's heading path. More "
+        "help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook."
+    )
 
 
 def fence_opening(text):
@@ -100,18 +111,6 @@ def closes_fence(text, char, length):
     )
 
 
-def atx_heading(text):
-    """(level, title) if `text` is an ATX heading such as '## Install ##', else None."""
-    # TODO(rag6): Recognise a `#` heading and give its level and title: headings open the sections,
-    #   and their titles become each chunk's heading path.
-    #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.
-    raise NotImplementedError(
-        "TODO(rag6) atx_heading(): Recognise a `#` heading and give its level and title: "
-        "headings open the sections, and their titles become each chunk's heading path. More "
-        "help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook."
-    )
-
-
 def is_table_start(lines, i):
     """True if lines[i] is a table's header row (lines[i + 1] being its delimiter row)."""
     # TODO(rag6): Tell whether line i starts a GitHub table, so that the chunker keeps the table
@@ -126,10 +125,8 @@ def is_table_start(lines, i):
 
 
 def scan_blocks(lines):
-    """The blocks of `lines`, in order, read by the given scanner with the four rules above.
-
-    The rules are looked up at each call, so a rule redefined in a notebook is the one used.
-    """
+    """The blocks of `lines`, in order, read by the given scanner with the four rules above
+    (looked up at each call, so a rule redefined in a notebook is the one used)."""
     return Scanner(Recognisers(fence_opening, closes_fence, atx_heading, is_table_start)).scan(lines)
 
 
@@ -140,7 +137,9 @@ def scan_blocks(lines):
 # above it: under `# Install`, `## On Linux` has the path
 # `("Install", "On Linux")`; a later `## On macOS` replaces `On Linux`, and a
 # later `# Upgrade` starts afresh. The path says what a chunk is *about*,
-# even when its text never says it (rag7 puts it to work).
+# even when its text never says it (rag7 puts it to work). The given
+# `sections_of` calls `enter_section` at each heading, and folds a section with
+# almost no body (one line under `## General`) into the child that follows it.
 
 
 # %%
@@ -160,74 +159,17 @@ def enter_section(path, level, title):
     )
 
 
-class BlockSpan(NamedTuple):
-    """A block as its section holds it: it runs to the next block's start, blank lines and all."""
-
-    kind: str  # the Block's kind: heading, code, table, paragraph...
-    start: int
-    end: int
-    tokens: int  # the index's estimate (exact: blocks start and end at line starts)
-
-
-@dataclass
-class Section:
-    path: tuple  # ((level, title), ...) from the outermost heading in
-    start: int  # offset of its first character (its heading, if it has one)
-    end: int  # offset after its last character
-    blocks: list  # its BlockSpans, in order, tiling [start, end)
-
-
-def sections_of(text, body_start, lines, blocks, index):
-    """Group the blocks into Sections, a new one at each heading."""
-    starts = [body_start] + [lines[block.first].start for block in blocks[1:]]
-    ends = starts[1:] + [len(text)]
-    sizes = index.estimates(list(zip(starts, ends)))  # every block's tokens, in one call
-    sections = []
-    path = ()
-    for block, start, end, tokens in zip(blocks, starts, ends, sizes):
-        if block.kind == "heading" or not sections:
-            if block.kind == "heading":
-                path = enter_section(path, block.level, block.title)
-            sections.append(Section(path, start, end, []))
-        sections[-1].blocks.append(BlockSpan(block.kind, start, end, tokens))
-        sections[-1].end = end
-    return sections
-
-
-def fold_tiny_parents(sections, tiny_tokens):
-    """Merge a section with almost no body into the next one when that one is its child.
-
-    "## General" with one line above "### Linux" would otherwise be a chunk of
-    its own, too small to be worth retrieving; folded, its words go with its child.
-    """
-    folded = []
-    for section in sections:
-        previous = folded[-1] if folded else None
-        if (
-            previous is not None
-            and sum(block.tokens for block in previous.blocks if block.kind != "heading") < tiny_tokens
-            and section.path[: len(previous.path)] == previous.path
-            and len(section.path) > len(previous.path)
-        ):
-            folded[-1] = Section(section.path, previous.start, section.end, previous.blocks + section.blocks)
-        else:
-            folded.append(section)
-    return folded
-
-
 # %% [markdown]
 # ## 3. Packing a section without cutting what must stay whole
 #
 # Within a section, each block is a piece if it fits the budget. A paragraph,
-# list or quote that is too big is split at rag5's seams, but never at a seam
-# inside a fence or table nested in it. A fenced block or table that is too
-# big stays whole: it becomes its own chunk, flagged `oversize`. (Cutting a
-# table between rows would keep the budget, but every chunk after the first
-# would lose the header row that names its columns. rag7 shows how to cut a
-# table into rows that keep them, and measures what that wins and costs.)
-#
-# A heading never ends a chunk: it is glued to the piece after it. Then the
-# pieces are packed greedily, as in rag5, and each chunk's count read from the index.
+# list or quote too big is split at rag5's seams, never inside a fence or table
+# nested in it. A fenced block or table too big stays whole, a chunk of its
+# own flagged `oversize`: cut between rows, every chunk after the first would
+# lose the header row that names its columns (rag7 cuts tables into rows that
+# keep it). A heading never ends a chunk: it is glued to the piece after it.
+# The given `pieces_of` makes these pieces; you pack them greedily, as in rag5,
+# and read each chunk's count from the index.
 
 
 # %%
@@ -245,92 +187,14 @@ def chunk_section(text, section, max_tokens, index, regions):
     )
 
 
-class Piece(NamedTuple):
-    """A span of a section that chunk_section packs."""
-
-    start: int
-    end: int
-    whole: bool  # a fence or table: never cut, even over budget
-    tokens: int  # the index's estimate
-
-
 def pieces_of(text, section, budget, index, regions):
-    """The Pieces tiling a section: each block within `budget`, or a big one cut at seams
-    around the fences and tables nested in it; each heading glued to the piece after it."""
-    pieces = []
-    for block in section.blocks:
-        if block.kind in PROTECTED or block.tokens <= budget:
-            pieces.append(Piece(block.start, block.end, block.kind in PROTECTED, block.tokens))
-            continue
-        cursor = block.start
-        for region in regions_within(regions, block.start, block.end):
-            pieces += seam_pieces(text, cursor, region.start, budget, index)
-            pieces.append(Piece(region.start, region.end, True, index.estimate(region.start, region.end)))
-            cursor = region.end
-        pieces += seam_pieces(text, cursor, block.end, budget, index)
-    headings = {(block.start, block.end) for block in section.blocks if block.kind == "heading"}
-    return glue_headings(pieces, headings)
-
-
-def seam_pieces(text, start, end, budget, index):
-    """Pieces that may be cut, tiling text[start:end]: rag5's seams, one estimate call for all."""
-    if start >= end:
-        return []
-    spans = rag5.split_at_seams(text, start, end, budget, index)
-    return [Piece(s, e, False, tokens) for (s, e), tokens in zip(spans, index.estimates(spans))]
-
-
-def glue_headings(pieces, headings):
-    """The pieces with each heading, a (start, end) of `headings`, joined to the piece after
-    it; a heading that is the last piece stays alone."""
-    glued = []
-    waiting = None  # a heading (or headings) waiting for the piece after it
-    for number, piece in enumerate(pieces):
-        is_heading = (piece.start, piece.end) in headings
-        if waiting is not None:
-            piece = piece._replace(start=waiting.start, tokens=waiting.tokens + piece.tokens)
-            waiting = None
-        if is_heading and number + 1 < len(pieces):
-            waiting = piece
-        else:
-            glued.append(piece)
-    return glued
+    """The Pieces tiling a section, big blocks cut at rag5's seams (given: labkit/markdown_chunking.py)."""
+    return given.pieces_of(text, section, budget, index, regions, rag5.split_at_seams)
 
 
 def repack_exactly(text, pieces, max_tokens, index, regions):
-    """(start, end, tokens) chunks of pieces that packed on estimates came out over budget.
-
-    Greedy again, counting every step exactly. A single piece still over
-    budget stays whole if it must not be cut, and is otherwise mended word by
-    word with rag5.mend, each fence or table nested in it kept as one span: a
-    list that holds a fence, glued to the heading above it, can come out a
-    token or two over budget, and mending must not cut the fence.
-    """
-    chunks = []
-    for start, end in pack_exactly([(piece.start, piece.end) for piece in pieces], max_tokens, index):
-        n_tokens = index.count(start, end)
-        if n_tokens <= max_tokens or any(piece.whole and piece.start == start for piece in pieces):
-            chunks.append((start, end, n_tokens))
-            continue
-        spans = []
-        for region in regions_within(regions, start, end):
-            spans += rag5.mend(text, start, region.start, max_tokens) if start < region.start else []
-            spans.append((region.start, region.end))
-            start = region.end
-        spans += rag5.mend(text, start, end, max_tokens) if start < end else []
-        chunks += [(s, e, index.count(s, e)) for s, e in pack_exactly(spans, max_tokens, index)]
-    return chunks
-
-
-def pack_exactly(spans, max_tokens, index):
-    """Greedy packing with an exact count at every step (only to mend a rare miss)."""
-    chunks = []
-    for start, end in spans:
-        if chunks and index.count(chunks[-1][0], end) <= max_tokens:
-            chunks[-1] = (chunks[-1][0], end)
-        else:
-            chunks.append((start, end))
-    return chunks
+    """(start, end, tokens) chunks of `pieces` packed again, counting exactly (given, as above)."""
+    return given.repack_exactly(text, pieces, max_tokens, index, regions, rag5.mend)
 
 
 # %% [markdown]
@@ -339,10 +203,9 @@ def pack_exactly(spans, max_tokens, index):
 # `markdown_chunks` reads the document once (tokens, blocks, sections, the
 # regions of fences and tables), keeps any front matter as a chunk of its own,
 # then chunks section after section. As in rag5, overlap reaches back into the
-# previous chunk of the same section by up to `overlap` tokens and starts at a
-# word. If that point falls inside a fence or table, it moves forward to the
-# block's end: overlap may repeat a whole table but never half of one. An
-# oversize chunk gets none.
+# chunk before, in the same section, by up to `overlap` tokens, from a word; a
+# point inside a fence or table moves on to its end (overlap may repeat a whole
+# table, never half of one). An oversize chunk gets none.
 
 
 # %%
@@ -359,97 +222,21 @@ def markdown_chunks(text, max_tokens, overlap=0):
         "chunking.py --hint 2, or show_hint(2) in a notebook."
     )
     document = read_document(text, rag5.packing_budget(max_tokens, overlap))
-    chunks = [front_matter_chunk(text, document.body_start, max_tokens)] if document.body_start else []
+    chunks = [front_matter_chunk(text, document.body_start, max_tokens, document.index)] if document.body_start else []
     for section in document.sections:
         chunks += section_chunks(text, section, max_tokens, overlap, document.index, document.regions)
     return chunks
 
 
-@dataclass
-class Document:
-    """A Markdown text read once: where its body starts, its sections and protected regions."""
-
-    index: object  # rag5.TokenIndex of the whole text
-    body_start: int  # 0, or the offset after the front matter and the blank lines after it
-    sections: list  # its Sections, in order
-    regions: list  # sorted, disjoint Regions of fences and tables, nested ones too
-
-
 def read_document(text, budget):
-    """Tokenize and scan `text` once; fold tiny parents against `budget`."""
-    index = rag5.TokenIndex(text)
-    body_start = body_start_of(text)
-    lines = split_lines(text, body_start)
-    blocks = scan_blocks(lines)
-    if blocks:
-        sections = fold_tiny_parents(sections_of(text, body_start, lines, blocks, index), budget // 8)
-    elif body_start < len(text):  # nothing but blank lines after any front matter
-        blank = BlockSpan("blank", body_start, len(text), index.estimate(body_start, len(text)))
-        sections = [Section((), body_start, len(text), [blank])]
-    else:
-        sections = []
-    return Document(index, body_start, sections, protected_regions(lines, blocks))
-
-
-def front_matter_chunk(text, body_start, max_tokens):
-    """The front matter as one chunk, never cut (flagged oversize if it is over budget)."""
-    chunk = make_chunk(text, 0, body_start, kind="front_matter")
-    return replace(chunk, oversize=chunk.n_tokens > max_tokens)
+    """`text` tokenized and scanned once, its sections made with enter_section (given, as above)."""
+    return given.read_document(text, budget, rag5.TokenIndex(text), scan_blocks, enter_section)
 
 
 def section_chunks(text, section, max_tokens, overlap, index, regions):
-    """The Chunks of one section: packed, overlapped within the section, oversize flagged."""
-    titles = tuple(title for _, title in section.path)
+    """The Chunks of one section: packed by chunk_section, then overlapped (given, as above)."""
     packed = chunk_section(text, section, rag5.packing_budget(max_tokens, overlap), index, regions)
-    block_starts = [block.start for block in section.blocks]
-    chunks = []
-    for number, (start, end, n_tokens) in enumerate(packed):
-        kind = kind_of(section, block_starts, start, end)
-        if n_tokens > max_tokens:  # one whole fence or table, perhaps with its heading glued before it
-            held = regions_within(regions, start, end)
-            kind = held[0].kind if held else kind
-            chunks.append(make_chunk(text, start, end, n_tokens, section=titles, kind=kind, oversize=True))
-            continue
-        reach = reach_back(text, start, packed[number - 1][0], overlap, index, regions) if overlap and number else start
-        n_tokens = index.count(reach, end) if reach < start else n_tokens
-        while n_tokens > max_tokens:  # the overlap gives back words until it fits
-            reach = next_cut(text, reach + 1, start, regions)
-            n_tokens = index.count(reach, end)
-        chunks.append(make_chunk(text, reach, end, n_tokens, section=titles, kind=kind))
-    return chunks
-
-
-def kind_of(section, block_starts, start, end):
-    """"code" or "table" if the blocks in [start, end), headings aside, are all of that kind; else "text".
-
-    `block_starts` lists where the section's blocks start: two binary searches
-    find the blocks, so a section of a thousand blocks is not read per chunk.
-    """
-    first = max(bisect.bisect_right(block_starts, start) - 1, 0)  # the block holding `start`
-    last = bisect.bisect_left(block_starts, end)  # after the last block starting before `end`
-    kinds = {block.kind for block in section.blocks[first:last]} - {"heading"}
-    return kinds.pop() if len(kinds) == 1 and kinds <= set(PROTECTED) else "text"
-
-
-def reach_back(text, start, floor, overlap, index, regions):
-    """Where a chunk starting at `start` begins once it reaches back `overlap` tokens."""
-    position = int(index.starts.searchsorted(start))
-    reach = max(int(index.starts[max(position - overlap, 0)]), floor)
-    return next_cut(text, reach, start, regions)
-
-
-def next_cut(text, position, limit, regions):
-    """The first clean cut (a word's space, a line's start) at or after `position`,
-    up to `limit`, outside every protected region."""
-    while position < limit:
-        region = inside(position, regions)
-        if region:
-            position = region.end
-            continue
-        if is_clean_cut(text, position):
-            return position
-        position += 1
-    return limit
+    return given.section_chunks(text, section, packed, max_tokens, overlap, index, regions)
 
 
 # %% [markdown]
@@ -458,9 +245,20 @@ def next_cut(text, position, limit, regions):
 # Structure first changes the sizes of chunks: a short section makes a short
 # chunk, and a table or code block too big for the budget stays whole, past
 # it. A plot of the chunk sizes over the whole corpus shows both (a PNG file
-# beside your run, or inline in a notebook). Then `view_chunks` shows chunks
-# on the page itself, each labelled with its heading path: look at the table
-# kept whole and flagged oversize.
+# beside your run, or inline in a notebook). `view_chunks` then shows chunks on
+# the page, each with its heading path: see the table kept whole, oversize.
+#
+# ## 6. Tricky Markdown
+#
+# The page uses a few of Markdown's forms. The lab ends by chunking small
+# documents that use the others (`TRICKY_MARKDOWN` in `labkit/markdown.py`):
+# tilde fences and fences of four backticks, fences and tables inside lists
+# and quotes, tables without outer pipes, setext headings, front matter, a
+# fence never closed; each with `\n`, `\r\n` and lone `\r` line ends, at budgets
+# from 4 tokens up, with and without overlap, beside the course's
+# `TRICKY_TEXTS`. Each names, by hand, the blocks that must stay whole and the
+# heading paths some lines must carry: the checks never ask your code. The
+# first input that goes wrong is shown with the call that reproduces it.
 
 # %%
 PAGE = DATASETS / "orbit-docs" / "storage-backends.md"
@@ -470,95 +268,22 @@ MAX_TOKENS = 256
 OVERLAP = 32
 
 
-def step_structure(page):
-    """What the page holds: its front matter, read as metadata, and its blocks."""
-    metadata, end = front_matter(page)
-    print(f"\n1. Front matter: {end} characters, read as metadata: {metadata}")
-    counts = {}
-    for block in scan_blocks(split_lines(page, body_start_of(page))):
-        counts[block.kind] = counts.get(block.kind, 0) + 1
-    print("2. Blocks: " + ", ".join(f"{count} {kind}" for kind, count in counts.items()))
-
-
-def step_compare(page, regions):
-    """rag5 against rag6 at the same budget: protected blocks cut, sections mixed."""
-    print(f"\n3. {PAGE.name}, chunks of at most {MAX_TOKENS} tokens; "
-          f"{len(regions)} fenced blocks and tables")
-    print(f"   {'chunker':<12} {'chunks':>6} {'blocks cut':>11} {'oversize':>9}")
-    results = {}
-    for name, chunks in (
-        ("markdown", markdown_chunks(page, MAX_TOKENS, OVERLAP)),
-        ("recursive", rag5.recursive_chunks(page, MAX_TOKENS, OVERLAP)),
-    ):
-        cut = len(set(cut_regions(chunks, regions)))
-        oversize = sum(c.oversize for c in chunks)
-        print(f"   {name:<12} {len(chunks):>6} {cut:>11} {oversize:>9}")
-        results[name] = chunks
-    return results["markdown"]
-
-
-def step_sizes():
-    """Plot how many tokens the chunks hold, markdown against recursive, over the whole corpus."""
-    pages = corpus_pages()
-    sizes = {
-        "markdown": [c.n_tokens for page in pages.values() for c in markdown_chunks(page, MAX_TOKENS, OVERLAP)],
-        "recursive": [c.n_tokens for page in pages.values() for c in rag5.recursive_chunks(page, MAX_TOKENS, OVERLAP)],
-    }
-    print(f"\n4. Chunk sizes over the whole corpus ({len(pages)} pages)")
-    for name, counts in sizes.items():
-        oversize = sum(count > MAX_TOKENS for count in counts)
-        print(f"   {name:<10} {len(counts):>4} chunks, median {statistics.median(counts):.0f} tokens, "
-              f"{oversize} over the budget")
-    title = f"rag6: chunk sizes on the Orbit docs, budget {MAX_TOKENS} tokens"
-    show_figure(plot_chunk_sizes(sizes, MAX_TOKENS, title), "rag6-chunk-sizes.png")
-
-
-def step_sections(page, chunks):
-    """Show the first chunks after the front matter on the page, with their heading paths."""
-    print("\n5. Markdown chunks on the page, each labelled with its heading path:")
-    view_chunks(page, chunks, first=1, limit=3)
-
-
-def rank_of_answer(chunks, answer_start, answer_end):
-    """Rank (1 = best) of the first chunk holding the whole answer, or 'none holds it'."""
-    vectors = embed([chunk.embedding_text for chunk in chunks])
-    ranked = top_k(embed([QUESTION])[0], vectors, len(chunks))
-    for place, (row, _) in enumerate(ranked, 1):
-        if chunks[row].start <= answer_start and answer_end <= chunks[row].end:
-            return place
-    return "none holds it"
-
-
-# %% [markdown]
-# ## 6. Tricky Markdown
-#
-# The page above uses a few of Markdown's forms. The lab ends by chunking
-# small documents that use the others (`TRICKY_MARKDOWN` in
-# `labkit/markdown.py`): tilde fences and fences of four backticks, fences and
-# tables inside lists and quotes, tables without outer pipes, setext headings,
-# front matter, a fence never closed. Each is tried with `\n`, `\r\n` and lone
-# `\r` line ends, at budgets from 4 tokens up, with and without overlap,
-# together with the course's `TRICKY_TEXTS`. Each document names, by hand, the
-# blocks that must stay whole and the heading path some of its lines must
-# carry: the checks never ask your code. The first input that goes wrong is
-# shown with the call that reproduces it.
-
-
-# %%
 def main():
     page = PAGE.read_text(encoding="utf-8")
     answer_start = page.index(ANSWER)  # the lab's own label, not a chunk offset
     answer_end = answer_start + len(ANSWER)
     regions = regions_to_keep_whole(page)
+    chunkers = {"markdown": markdown_chunks, "recursive": rag5.recursive_chunks}
 
-    step_structure(page)
-    chunks = step_compare(page, regions)
-    step_sizes()
-    step_sections(page, chunks)
+    given.show_structure(page, scan_blocks)  # 1. its front matter, 2. its blocks
+    chunks = given.compare_on_page(PAGE.name, page, regions, chunkers, MAX_TOKENS, OVERLAP)["markdown"]
+    given.plot_sizes(chunkers, MAX_TOKENS, OVERLAP, "rag6-chunk-sizes.png")
+    print("\n5. Markdown chunks on the page, each labelled with its heading path:")
+    view_chunks(page, chunks, first=1, limit=3)
 
     print(f"\n6. Retrieval: {QUESTION!r}")
-    for name, chunker in (("markdown", markdown_chunks), ("recursive", rag5.recursive_chunks)):
-        ranked = rank_of_answer(chunker(page, MAX_TOKENS, OVERLAP), answer_start, answer_end)
+    for name, chunker in chunkers.items():
+        ranked = given.rank_of_answer(chunker(page, MAX_TOKENS, OVERLAP), QUESTION, answer_start, answer_end)
         print(f"   {name:<10} rank of the first chunk holding the whole answer: {ranked}")
     vectors = embed([chunk.embedding_text for chunk in chunks])
     top = chunks[top_k(embed([QUESTION])[0], vectors, 1)[0][0]]
@@ -566,25 +291,16 @@ def main():
     print("\nInvariants")
     checks = Invariants("rag6")
     checks.check_chunks(  # the budget check skips the chunks flagged oversize
-        "nothing lost, every chunk an exact slice within budget", [(page, chunks)], MAX_TOKENS
-    )
+        "nothing lost, every chunk an exact slice within budget", [(page, chunks)], MAX_TOKENS)
     oversize = [c for c in chunks if c.oversize]
-    checks.check(
-        "only a fenced block or table alone is oversize",
-        all(c.kind in PROTECTED for c in oversize),
-        f"{len(oversize)} oversize chunk(s)",
-    )
+    checks.check("only a fenced block or table alone is oversize", all(c.kind in PROTECTED for c in oversize),
+                 f"{len(oversize)} oversize chunk(s)")
     cut = cut_regions(chunks, regions)
     checks.check("no fenced block or table is cut (checked by separate code)", not cut, f"{len(cut)} cut")
-    checks.check(
-        "the top result holds the answer",
-        top.start <= answer_start and answer_end <= top.end,
-        f"answer at [{answer_start}, {answer_end})",
-    )
-    checks.check_cases(
-        "tricky Markdown: lossless, in budget, fences and tables whole, heading paths right",
-        markdown_cases(markdown_chunks),
-    )
+    checks.check("the top result holds the answer", top.start <= answer_start and answer_end <= top.end,
+                 f"answer at [{answer_start}, {answer_end})")
+    checks.check_cases("tricky Markdown: lossless, in budget, fences and tables whole, heading paths right",
+                       markdown_cases(markdown_chunks))
     return checks.verdict()
 
 
@@ -596,13 +312,30 @@ def main():
 # a sketch close to code. Ask for them one at a time rather than reading on.
 # `python labs/rag6-markdown-chunking.py --hint 2` runs the lab and shows hint
 # 2 for the TODO where it stops; `--hint 3` shows the next level, and `--hint 2
-# fence_opening` one function's. In a notebook, run the cells above, then
-# `show_hint(2)` or `show_hint(2, "fence_opening")`.
+# atx_heading` one function's. In a notebook, run the cells above, then
+# `show_hint(2)` or `show_hint(2, "atx_heading")`.
 
 # %%
 from labkit import show_hint  # in a notebook: show_hint(2)
 
 HINTS = {
+    "atx_heading": {
+        1: (
+            "Recognise a `#` heading and give its level and title: headings open the sections, "
+            "and their titles become each chunk's heading path."
+        ),
+        2: (
+            "Use the given ATX_HEADING pattern: one to six #s, then a space or the end of the "
+            "line (#tag is not a heading). The level is the number of #s. A heading may end with "
+            "a closing run of #s that is not part of its title: remove it with the given "
+            "CLOSING_HASHES (it needs a space before it, or to be all the title has), then strip "
+            "the spaces around the title."
+        ),
+        3: (
+            "Match ATX_HEADING; the level is the number of #s. Drop a closing run of #s "
+            "(CLOSING_HASHES: it needs a space before it, or to be all there is), then strip."
+        ),
+    },
     "fence_opening": {
         1: (
             "Tell whether a line opens a fenced code block, and with which character and how long "
@@ -633,23 +366,6 @@ HINTS = {
             "is at least as long; a longer one closes too. Any other line leaves the block open."
         ),
         3: "Match FENCE_CLOSING: its fence must be the same char, at least `length` long.",
-    },
-    "atx_heading": {
-        1: (
-            "Recognise a `#` heading and give its level and title: headings open the sections, "
-            "and their titles become each chunk's heading path."
-        ),
-        2: (
-            "Use the given ATX_HEADING pattern: one to six #s, then a space or the end of the "
-            "line (#tag is not a heading). The level is the number of #s. A heading may end with "
-            "a closing run of #s that is not part of its title: remove it with the given "
-            "CLOSING_HASHES (it needs a space before it, or to be all the title has), then strip "
-            "the spaces around the title."
-        ),
-        3: (
-            "Match ATX_HEADING; the level is the number of #s. Drop a closing run of #s "
-            "(CLOSING_HASHES: it needs a space before it, or to be all there is), then strip."
-        ),
     },
     "is_table_start": {
         1: (
