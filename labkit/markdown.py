@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import json
 import operator
 import re
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, NamedTuple
 
-from academy_llm import check_chunking
+from academy_llm import DATASETS, check_chunking
 from labkit.cases import Case, tricky_cases
 
 # ---- lines with exact offsets -------------------------------------------------
@@ -705,77 +706,19 @@ class TrickyMarkdown:
     paths: dict = field(default_factory=dict)  # {a line: the path of chunks holding some of it}
 
 
-TRICKY_MARKDOWN = (
-    TrickyMarkdown(
-        "a fence opening a list item, under a heading", "# Title\n- ```\n# Title",
-        keep_whole=("- ```",),
-    ),
-    TrickyMarkdown(
-        "a table inside a quote", "> | key | default |\n> |-----|---------|\n> | port | 7401 |\n",
-        keep_whole=("> | key | default |\n> |-----|---------|\n> | port | 7401 |",),
-    ),
-    TrickyMarkdown(
-        "front matter", '---\ntitle: Install\napplies_to: "2.x"\n---\n\n# Install\n\nUse apt.\n',
-        keep_whole=('---\ntitle: Install\napplies_to: "2.x"\n---',),
-        paths={"Use apt.": ("Install",)},
-    ),
-    TrickyMarkdown(
-        "a fence never closed", "# Title\n\nIntro.\n\n```sh\nnever closed\n# not a heading\n",
-        keep_whole=("```sh\nnever closed\n# not a heading",), paths={"never closed": ("Title",)},
-    ),
-    TrickyMarkdown(
-        "a fence inside a quote", "> Note:\n> ```\n> quoted code\n> more code\n> ```\n\nAfter.\n",
-        keep_whole=("> ```\n> quoted code\n> more code\n> ```",),
-    ),
-    TrickyMarkdown(
-        "setext headings",
-        "Install Orbit\n=============\n\nRun it.\n\nOn Linux\n--------\n\nUse apt.\n",
-        paths={"Use apt.": ("Install Orbit", "On Linux")},
-    ),
-    TrickyMarkdown(
-        "a tilde fence holding a # line",
-        "# Tildes\n\n~~~toml\n# a comment, not a heading\nkey = 1\n~~~\n\nAfter.\n",
-        keep_whole=("~~~toml\n# a comment, not a heading\nkey = 1\n~~~",),
-        paths={"After.": ("Tildes",)},
-    ),
-    TrickyMarkdown(
-        "a backtick fence holding tilde lines",
-        "# Mixed\n\n```\n~~~\ninside the fence\n~~~\n```\n\nAfter.\n",
-        keep_whole=("```\n~~~\ninside the fence\n~~~\n```",), paths={"After.": ("Mixed",)},
-    ),
-    TrickyMarkdown(
-        "a fence of four backticks holding one of three",
-        "# Fences\n\n````markdown\n```python\nprint(1)\n```\n````\n\nAfter.\n",
-        keep_whole=("````markdown\n```python\nprint(1)\n```\n````",),
-        paths={"After.": ("Fences",)},
-    ),
-    TrickyMarkdown(
-        "a table without outer pipes",
-        "# Ports\n\nport | use\n--- | ---\n7401 | stream\n7402 | api\n\nAfter.\n",
-        keep_whole=("port | use\n--- | ---\n7401 | stream\n7402 | api",),
-        paths={"After.": ("Ports",)},
-    ),
-    TrickyMarkdown(
-        "a table inside a list item",
-        "- Ports:\n\n  | port | use |\n  |------|-----|\n  | 7401 | stream |\n  | 7402 | api |\n\n"
-        "- Done.\n",
-        keep_whole=("  | port | use |\n  |------|-----|\n  | 7401 | stream |\n  | 7402 | api |",),
-    ),
-    TrickyMarkdown(
-        "a fence inside a list item",
-        "# Steps\n\n- Install it.\n- Run this:\n\n  ```sh\n  orbit init --data /var/lib/orbit\n"
-        "  orbit start\n  ```\n\n- Logs.\n",
-        keep_whole=("```sh\n  orbit init --data /var/lib/orbit\n  orbit start\n  ```",),
-        paths={"Logs.": ("Steps",)},
-    ),
-    TrickyMarkdown(
-        "closing #s, and paths popped by siblings and parents",
-        "# Install #\n\nIntro.\n\n## On Linux ##\n\nUse apt.\n\n## On macOS\n\nUse brew.\n\n"
-        "# Upgrade\n\nUpgrade.\n",
-        paths={"Use apt.": ("Install", "On Linux"), "Use brew.": ("Install", "On macOS"),
-               "Upgrade.": ("Upgrade",)},
-    ),
-)
+def _read_tricky_markdown() -> tuple[TrickyMarkdown, ...]:
+    """The tricky documents, one JSON object a line in datasets/tricky-markdown.jsonl: data, so
+    adding a case touches no code (keys: what, text, and optionally keep_whole and paths)."""
+    documents = []
+    with open(DATASETS / "tricky-markdown.jsonl", encoding="utf-8") as file:
+        for line in file:
+            record = json.loads(line)
+            paths = {text: tuple(path) for text, path in record.get("paths", {}).items()}
+            documents.append(TrickyMarkdown(record["what"], record["text"], tuple(record.get("keep_whole", ())), paths))
+    return tuple(documents)
+
+
+TRICKY_MARKDOWN = _read_tricky_markdown()
 LINE_ENDS = {"LF": "\n", "CRLF": "\r\n", "CR": "\r"}
 MARKDOWN_SETTINGS = (  # 4 tokens hold any character
     dict(max_tokens=4, overlap=0), dict(max_tokens=8, overlap=0),
