@@ -36,7 +36,7 @@ from academy_llm import (
     count_tokens, embed, is_clean_cut, make_chunk, token_positions, token_starts, top_k,
 )
 from labkit import (
-    Invariants, load_lab, plot_chunk_sizes, run_lab, show_figure, tricky_cases, view_chunks,
+    Invariants, answer_span, load_lab, plot_chunk_sizes, run_lab, show_figure, tricky_cases, view_chunks,
 )
 
 rag4 = load_lab("rag4")  # token_windows, for runs with no seam at all
@@ -504,8 +504,7 @@ def check_recursive_chunks(chunks, text, max_tokens, overlap):
 
 def main():
     page = PAGE.read_text(encoding="utf-8")
-    fact_start = page.index(FACT)  # the lab's own label, not a chunk offset
-    fact_end = fact_start + len(FACT)
+    fact_start, fact_end = answer_span(page, FACT)
 
     results = step_compare(page)
     recursive, mid_word = results["recursive"]

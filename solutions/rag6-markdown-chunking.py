@@ -31,7 +31,7 @@
 import re
 
 from academy_llm import DATASETS, check_text_and_window, embed, top_k
-from labkit import Invariants, load_lab, run_lab, view_chunks
+from labkit import Invariants, answer_span, load_lab, run_lab, view_chunks
 from labkit import markdown_chunking as given  # given: sections, pieces, overlap, the report
 from labkit.markdown import (  # given: reading Markdown (see its docstring)
     PROTECTED, Recognisers, Scanner, cut_regions, indent_of, is_delimiter_row, markdown_cases,
@@ -320,8 +320,7 @@ OVERLAP = 32
 
 def main():
     page = PAGE.read_text(encoding="utf-8")
-    answer_start = page.index(ANSWER)  # the lab's own label, not a chunk offset
-    answer_end = answer_start + len(ANSWER)
+    answer_start, answer_end = answer_span(page, ANSWER)
     regions = regions_to_keep_whole(page)
     chunkers = {"markdown": markdown_chunks, "recursive": rag5.recursive_chunks}
 
