@@ -1,6 +1,6 @@
 """Benchmark: the course's chunkers beside the libraries people would pick instead.
 
-    /tmp/bench-venv/bin/python benchmarks/run.py [--quick] [--no-chroma] [--embedder hash] [--profile]
+    /tmp/bench-venv/bin/python benchmarks/run.py [--quick] [--no-chroma] [--embedder hash] [--speed-only] [--profile]
 
 The same questions and the same embedder go through the course's recursive,
 Markdown and Markdown + header chunkers (the recommended one, with a chunk per
@@ -81,7 +81,9 @@ def parse_arguments():
                         help=f"folder of Chroma's benchmark data (default: {chroma.DEFAULT_FOLDER})")
     parser.add_argument("--embedder", choices=EMBEDDERS, default=embedder_name(),
                         help="embedder for retrieval (default: $ACADEMY_EMBEDDER, else wordllama)")
-    parser.add_argument("--runs", type=int, default=5, help="timing runs per measurement; the best counts")
+    parser.add_argument("--runs", type=int, default=10, help="timing runs per measurement; the best counts")
+    parser.add_argument("--speed-only", action="store_true",
+                        help="only the timings (speed, growth, memory): no retrieval, no indexing")
     parser.add_argument("--profile", action="store_true", help="also profile the course's chunkers by function")
     return parser.parse_args()
 
@@ -97,7 +99,8 @@ def main():
         describe_openai()
 
     orbit_sizes = orbit.SIZES[:1] if args.quick else orbit.SIZES
-    orbit.run(args.embedder, orbit_sizes)
+    if not args.speed_only:
+        orbit.run(args.embedder, orbit_sizes)
     pages = list(corpus_pages().values())
     datasets = [("Orbit", orbit_sizes[0], [(orbit.rag8.TITLE, page) for page in pages])]
     rag10_titles = [orbit.rag8.TITLE]  # the title rag10 is given on each dataset
@@ -106,13 +109,15 @@ def main():
         print(f"\n(Chroma's benchmark skipped: {reason})")
     else:
         chroma_sizes = chroma.SIZES[:1] if args.quick else chroma.SIZES
-        chroma.run(args.embedder, args.chroma_data, chroma_sizes)
+        if not args.speed_only:
+            chroma.run(args.embedder, args.chroma_data, chroma_sizes)
         corpora, _ = chroma.load(args.chroma_data)
         datasets.append(("Chroma", chroma_sizes[0], chroma.titled(corpora)))
         rag10_titles.append(chroma.NO_TITLE)
 
-    indexing.indexing_table([(*dataset, title) for dataset, title in zip(datasets, rag10_titles)], runs,
-                            args.embedder)
+    if not args.speed_only:
+        indexing.indexing_table([(*dataset, title) for dataset, title in zip(datasets, rag10_titles)], runs,
+                                args.embedder)
     speeds = speed.speed_table(datasets, runs)
     steps = speed.GROWTH[:2] if args.quick else speed.GROWTH
     growth = speed.growth_table(pages, orbit_sizes[0], 1 if args.quick else 3, steps)

@@ -90,13 +90,19 @@ def race(entries, runs):
     return best
 
 
-def speeds_on(documents, size, overlap, runs):
-    """{name: MB/s} of tiktoken and of every chunker that can run with `overlap`, on [(title, text)]."""
+def entries_for(documents, size, overlap):
+    """{name: (work, forget)} for race(): tiktoken and every chunker that can run with `overlap`, on [(title, text)]."""
     encoding = tokenizer()
     entries = {FLOOR: (lambda: [encoding.encode_ordinary(text) for _, text in documents], lambda: None)}
     for contender in taking_part(overlap):
         entries[contender.name] = (partial(chunk_all, contender, documents, size, overlap), contender.forget)
-    return {name: megabytes(documents) / seconds for name, seconds in race(entries, runs).items()}
+    return entries
+
+
+def speeds_on(documents, size, overlap, runs):
+    """{name: MB/s} of tiktoken and of every chunker that can run with `overlap`, on [(title, text)]."""
+    return {name: megabytes(documents) / seconds
+            for name, seconds in race(entries_for(documents, size, overlap), runs).items()}
 
 
 def speed_table(datasets, runs):
@@ -132,13 +138,19 @@ def growth_table(pages, size, runs, steps=GROWTH):
     takes the same time at every size. (Timing a 1x text against a 16x text
     instead would compare runs of 60 ms with runs of a second, and on a shared
     machine the best of a few short runs is luckier than the best of long ones.)
+    Every size runs in every round, as every chunker does in speed_table, so
+    that a neighbour busy only while one size ran does not make it look slow.
     The ratio returned is the time at the largest size, scaled as if the
     input had grown from the smallest: `steps[-1] // steps[0]` when linear.
     """
     copies_of_corpus = renamed_copies(pages, steps[-1])
     inputs = [[("Orbit docs", "".join(copies_of_corpus[first : first + copies]))
                for first in range(0, steps[-1], copies)] for copies in steps]
-    speeds = [speeds_on(documents, size, 0, runs) for documents in inputs]
+    entries = {(step, name): work for step, documents in enumerate(inputs)
+               for name, work in entries_for(documents, size, 0).items()}
+    seconds = race(entries, runs)  # every size in every round: a change in load touches all sizes alike
+    speeds = [{name: megabytes(documents) / seconds[step, name] for (at, name) in entries if at == step}
+              for step, documents in enumerate(inputs)]
     factor = steps[-1] // steps[0]
     growth = {name: factor * speeds[0][name] / speeds[-1][name] for name in speeds[0]}
     print(f"\n### Growth with input size: {steps[-1]} copies of the Orbit corpus (words renamed in each copy)"
