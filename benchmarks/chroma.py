@@ -121,32 +121,33 @@ def score(contender, size, overlap, embedder, corpora, questions):
         tokens += [chunk.n_tokens for chunk in chunks]
         wrong += corpus_wrong
     vectors = embed(texts, embedder)
-    totals = [0.0] * 4
-    for question, vector in zip(questions, embed([q["question"] for q in questions], embedder)):
+    found = []
+    for vector in embed([q["question"] for q in questions], embedder):
         ranked = [row for row, _ in top_k(vector, vectors, CANDIDATES)]
         ranked_hits = [hits[row] for row in ranked]
-        affordable = rag8.within_budget(ranked_hits, [tokens[row] for row in ranked], rag8.TOKEN_BUDGET)
-        top = chroma_scores(ranked_hits[:K], question["corpus_id"], question["references"])
-        budget = chroma_scores(affordable, question["corpus_id"], question["references"])[0]
-        totals = [total + value for total, value in zip(totals, top + (budget,))]
-    recall, precision, iou, budget_recall = (100 * total / len(questions) for total in totals)
+        found.append((ranked_hits, rag8.within_budget(ranked_hits, [tokens[row] for row in ranked], rag8.TOKEN_BUDGET)))
     return ChromaScore(contender, size, overlap, len(hits), sum(tokens) / len(tokens), wrong,
-                       recall, precision, iou, budget_recall)
+                       *mean_scores(questions, found))
 
 
 def score_retriever(retriever, embedder, corpora, questions):
     """rag10's spans for every question, from all corpora at once, scored as the chunkers' hits are."""
     found = retriever.search(corpora, [q["question"] for q in questions], rag8.TOKEN_BUDGET,
                              title=NO_TITLE, embedder=embedder)
+    units, tokens = retriever.sizes(corpora, NO_TITLE, embedder)
+    return ChromaScore(retriever, 0, 0, units, tokens, 0,
+                       *mean_scores(questions, [(spans, spans) for spans in found]))  # every span is within the budget
+
+
+def mean_scores(questions, found):
+    """(recall, precision, IoU) of each question's top K hits and its recall within the token budget, in
+    percent, averaged over the questions; `found` holds each one's (hits best first, those within the budget)."""
     totals = [0.0] * 4
-    for question, spans in zip(questions, found):
-        top = chroma_scores(spans[:K], question["corpus_id"], question["references"])
-        budget = chroma_scores(spans, question["corpus_id"], question["references"])[0]
+    for question, (hits, affordable) in zip(questions, found):
+        top = chroma_scores(hits[:K], question["corpus_id"], question["references"])
+        budget = chroma_scores(affordable, question["corpus_id"], question["references"])[0]
         totals = [total + value for total, value in zip(totals, top + (budget,))]
-    recall, precision, iou, budget_recall = (100 * total / len(questions) for total in totals)
-    index = retriever.index(corpora, NO_TITLE, embedder)
-    tokens = sum(chunk.n_tokens for _, chunk in index.parents) / max(len(index.parents), 1)
-    return ChromaScore(retriever, 0, 0, len(index.units), tokens, 0, recall, precision, iou, budget_recall)
+    return tuple(100 * total / len(questions) for total in totals)
 
 
 def run(embedder, folder, sizes=SIZES):

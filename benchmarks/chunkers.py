@@ -126,6 +126,11 @@ class Retriever:
     index: Callable  # index(pages, title, embedder): what search builds once per set of pages
     course: bool = True
 
+    def sizes(self, pages, title, embedder):
+        """(units matched, mean tokens of the parents read) in the index that search builds for `pages`."""
+        index = self.index(pages, title, embedder)
+        return len(index.units), sum(chunk.n_tokens for _, chunk in index.parents) / max(len(index.parents), 1)
+
 
 SMALL_TO_BIG = Retriever("small to big (rag10)", rag10.search, rag10.build_index)
 

@@ -3,10 +3,10 @@
 rag8's `evaluate` is used as it is (same metrics, same retrieval of the top 5
 among all chunks of all pages, same 1,000-token budget), so a row here agrees
 with the lab's own table for the same chunker, size and embedder. Lab rag10,
-which hands a reader spans rather than chunks, is scored on its spans with
-rag8's metric functions, as `evaluate` scores hits: recall within 1,000
-tokens over all its spans (its search keeps within the budget itself), the
-top-5 figures over its first 5.
+which hands a reader spans rather than chunks, is scored on its spans by
+rag8's `score_hits`, as `evaluate` scores hits: recall within 1,000 tokens
+over all its spans (its search keeps within the budget itself), the top-5
+figures over its first 5.
 """
 
 from __future__ import annotations
@@ -45,31 +45,15 @@ def score(contender, size, overlap, embedder):
     return OrbitScore(contender, size, overlap, len(chunks), tokens, wrong, metrics)
 
 
-def question_row(hits, affordable, gold, k=rag8.K):
-    """One question's metrics as rag8's `evaluate` computes them, from its hits and those within the budget."""
-    precision, iou = rag8.precision_and_iou(hits, gold, k)
-    return {"recall@1": rag8.recall_at_k(hits, gold, 1), f"recall@{k}": rag8.recall_at_k(hits, gold, k),
-            f"MRR@{k}": rag8.mrr_at_k(hits, gold, k), f"coverage@{k}": rag8.coverage_at_k(hits, gold, k),
-            "precision": precision, "IoU": iou,
-            BUDGET: rag8.recall_at_k(affordable, gold, len(affordable)) if affordable else 0.0}
-
-
 def score_retriever(retriever, embedder):
     """rag10's spans for the test questions, scored with rag8's metrics: its chunks are what it matches
     (units and parents), its tokens the mean of the parents it reads."""
     pages, questions = corpus_pages(), corpus_questions("test")
     found = retriever.search(pages, [q["question"] for q in questions], rag8.TOKEN_BUDGET,
                              title=rag8.TITLE, embedder=embedder)
-    scores = {}
-    for question, spans in zip(questions, found):
-        row = question_row(spans, spans, rag8.gold_spans(question))  # every span is within the budget
-        for kind in (question["kind"], "all"):
-            scores.setdefault(kind, []).append(row)
-    metrics = {kind: {name: sum(r[name] for r in rows) / len(rows) for name in rows[0]}
-               for kind, rows in scores.items()}
-    index = retriever.index(pages, rag8.TITLE, embedder)
-    tokens = sum(chunk.n_tokens for _, chunk in index.parents) / max(len(index.parents), 1)
-    return OrbitScore(retriever, 0, 0, len(index.units), tokens, 0, metrics)
+    metrics = rag8.score_hits(questions, [(spans, spans) for spans in found])  # every span is within the budget
+    units, tokens = retriever.sizes(pages, rag8.TITLE, embedder)
+    return OrbitScore(retriever, 0, 0, units, tokens, 0, metrics)
 
 
 def percent(value):

@@ -311,10 +311,17 @@ def rankings(chunks, questions, embedder, depth=50):
 
 def evaluate(chunks, questions, embedder, k=K):
     """{kind: {metric: mean}} (and "all") for one chunked corpus and one embedder."""
-    scores = {}
-    for question, ranked in zip(questions, rankings(chunks, questions, embedder)):
+    found = []
+    for ranked in rankings(chunks, questions, embedder):
         hits = [hit for _, *hit in ranked]
-        affordable = within_budget(hits, [chunks[row][1].n_tokens for row, *_ in ranked], TOKEN_BUDGET)
+        found.append((hits, within_budget(hits, [chunks[row][1].n_tokens for row, *_ in ranked], TOKEN_BUDGET)))
+    return score_hits(questions, found, k)
+
+
+def score_hits(questions, found, k=K):
+    """{kind: {metric: mean}} (and "all") of each question's (hits best first, those within TOKEN_BUDGET)."""
+    scores = {}
+    for question, (hits, affordable) in zip(questions, found):
         gold = gold_spans(question)
         precision, iou = precision_and_iou(hits, gold, k)
         row = {"recall@1": recall_at_k(hits, gold, 1), f"recall@{k}": recall_at_k(hits, gold, k),
