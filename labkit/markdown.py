@@ -181,20 +181,8 @@ def body_start_of(text):
     The body then starts at the first character of a line, a clean cut (see
     rag5), so its first section is counted from the index, not encoded again.
     """
-    end = front_matter_end(text)
+    end = front_matter(text)[1]
     return BLANK_LINES.match(text, end).end() if end else 0
-
-
-def front_matter_end(text):
-    """front_matter(text)[1], the metadata not read: where a leading `---` block ends, or 0."""
-    lines = LINE.finditer(text)
-    first = next(lines, None)
-    if first is None or first.group().lstrip("\ufeff").rstrip() != "---":
-        return 0
-    for line in lines:
-        if line.group().rstrip() in ("---", "..."):
-            return line.end()
-    return 0
 
 
 # ---- table rows, which rag6's is_table_start reads ------------------------------
