@@ -8,8 +8,11 @@ A grading test says which lab and which student-written function it judges:
 `pytestmark = pytest.mark.grade("rag4")` for its file and
 `@pytest.mark.grades("token_windows")` for the test. It gets the lab from a
 fixture (`open_lab("rag4")`), an object whose functions run in a worker
-process behind an audit-hook wall (remote.py, worker.py); the test itself,
-and every check it makes, runs here, out of the student's reach.
+process behind the operating system's wall (confine.py: a bubblewrap sandbox
+where the machine has one; remote.py, worker.py); the test itself, and every
+check it makes, runs here, out of the student's reach. The hidden tests
+(tests/grading/hidden/) call the lab in workers of their own, so nothing a
+lab saw there can reach a public test's message.
 
 Points come from one table (points.py): a function's points are shared by its
 tests, and a parametrized test's share by its cases. Each test's time limit
@@ -19,6 +22,7 @@ writes them, each failure with a one-line reason, for a gradebook.
 """
 
 import datetime
+import functools
 import json
 import os
 import re
@@ -26,6 +30,7 @@ import subprocess
 from collections import defaultdict
 from pathlib import Path
 
+import confine
 import pytest
 import remote
 from hypothesis import HealthCheck, Phase, settings
@@ -37,7 +42,7 @@ STUDENT_LABS = ROOT / "labs"
 REFERENCE_TIMES = Path(__file__).resolve().parent / "grading" / "reference_times.json"
 # What a lab may not read while it is graded: the reference, the judge, the tools, the history.
 FORBIDDEN = [ROOT / "solutions", ROOT / "notebooks" / "solutions", ROOT / "tests", ROOT / "tools",
-             ROOT / "benchmarks", ROOT / ".git"]
+             ROOT / "benchmarks", ROOT / ".git", ROOT / ".hypothesis"]
 TIME_FLOOR = 10.0  # seconds: the least time limit of a grading test
 TIME_FACTOR = 10.0  # a test may take this many times what the reference took
 OUTER_GUARD = 120.0  # seconds beyond a test's limit before pytest-timeout stops the grader's own side
@@ -124,6 +129,9 @@ def find_lab_file(lab: str, folder: Path) -> tuple:
     saving (tools/make_notebooks.py pairs the two).
     """
     exact = course_lab_files().get(lab, f"{lab}.py")
+    links = sorted(path.name for path in folder.glob(f"{lab}-*.py") if path.is_symlink())
+    if links:
+        return None, [], f"{links[0]} is a link, not a file: a lab is graded only from the student's own file"
     candidates = sorted(folder.glob(f"{lab}-*.py"))
     if (folder / exact).is_file():
         others = [path.name for path in candidates if path.name != exact]
@@ -156,13 +164,30 @@ class MissingLab:
         return call
 
 
-class LabFolder:
-    """The folder being graded: each lab's file, its warnings, and the lab objects tests call."""
+def reached_through_a_link(given: str) -> str:
+    """Why the lab folder as given is not graded, if a link leads to it; else ''."""
+    absolute = os.path.abspath(given)
+    if os.path.realpath(absolute) == os.path.normpath(absolute):
+        return ""
+    return f"the lab folder {given} is reached through a link: grade the folder itself"
 
-    def __init__(self, folder: Path):
+
+class LabFolder:
+    """The folder being graded: each lab's file, its warnings, and the lab objects tests call.
+
+    Every lab has two lab objects, each with workers of its own: one for the
+    public tests and one for the hidden ones.
+    """
+
+    def __init__(self, folder: Path, given: str):
         self.folder = folder
-        self.found = {lab: find_lab_file(lab, folder) for lab in course_lab_files()}
-        self.labs = {}
+        link = reached_through_a_link(given)
+        self.found = {lab: (None, [], link) if link else find_lab_file(lab, folder) for lab in course_lab_files()}
+        self.labs = {}  # (lab, hidden) -> the lab object its tests call
+        try:
+            self.isolation = confine.choose(list(map(str, FORBIDDEN)))
+        except confine.Unavailable as error:
+            raise pytest.UsageError(str(error)) from None
 
     def files(self) -> dict:
         return {lab: found[0] for lab, found in self.found.items() if found[0] is not None}
@@ -178,15 +203,20 @@ class LabFolder:
         extra = [Path(p) for p in os.environ.get("ACADEMY_GRADING_FORBID", "").split(os.pathsep) if p]
         return FORBIDDEN + extra
 
-    def open(self, lab: str):
-        if lab not in self.labs:
+    def open(self, lab: str, hidden: bool = False):
+        if (lab, hidden) not in self.labs:
             path, _, reason = self.found.get(lab, (None, [], f"there is no lab {lab} in this course"))
             if path is None:
-                self.labs[lab] = MissingLab(reason)
+                self.labs[lab, hidden] = MissingLab(reason)
             else:
-                self.labs[lab] = remote.RemoteLab(lab, path, self.files(), self.given(lab),
-                                                  self.forbidden())
-        return self.labs[lab]
+                self.labs[lab, hidden] = remote.RemoteLab(lab, path, self.files(), self.given(lab),
+                                                          self.forbidden(), self.isolation)
+        return self.labs[lab, hidden]
+
+    def refusals(self, lab: str) -> list:
+        """What the wall refused the lab, in its public and its hidden workers."""
+        found = [what for hidden in (False, True) for what in getattr(self.labs.get((lab, hidden)), "refusals", [])]
+        return list(dict.fromkeys(found))
 
 
 def lab_number(lab: str) -> int:
@@ -199,10 +229,11 @@ def lab_dir(request) -> Path:
     return Path(request.config.getoption("--lab-dir")).resolve()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def open_lab(request):
-    """open_lab("rag4"): the lab under grading, its functions run in a worker."""
-    return request.config.pluginmanager.getplugin("grade-book").lab_folder.open
+    """open_lab("rag4"): the lab under grading, its functions run in a worker (the hidden tests' own)."""
+    hidden = "hidden" in Path(str(request.path)).parts
+    return functools.partial(request.config.pluginmanager.getplugin("grade-book").lab_folder.open, hidden=hidden)
 
 
 # ---- why a grading test failed, in one line ----------------------------------
@@ -243,7 +274,7 @@ class GradeBook:
     def __init__(self, config):
         self.config = config
         self.folder = Path(config.getoption("--lab-dir")).resolve()
-        self.lab_folder = LabFolder(self.folder)
+        self.lab_folder = LabFolder(self.folder, config.getoption("--lab-dir"))
         self.entries = {}  # nodeid -> {"lab", "function", "points", "name", "outcome", "message"}
         self.times = defaultdict(float)  # test (lab::name) -> the longest of its cases, in seconds
         self.reference_times = (json.loads(REFERENCE_TIMES.read_text()) if REFERENCE_TIMES.is_file()
@@ -274,9 +305,18 @@ class GradeBook:
 
     def enter(self, item, lab: str, function: str, points: float) -> None:
         """Enter `item` as not run, so that even an interrupted run lists every test."""
+        hidden = "/hidden/" in item.nodeid
         self.entries[item.nodeid] = {"lab": lab, "function": function, "points": points,
-                                     "name": item.name, "hidden": "/hidden/" in item.nodeid,
+                                     "name": self.hidden_name(item) if hidden else item.name, "hidden": hidden,
                                      "outcome": "not run", "message": "the test did not run"}
+
+    def hidden_name(self, item) -> str:
+        """A hidden test's name without its parameters, which are its inputs: 'test_x (hidden case 3)'."""
+        name = test_name(item)
+        if name == item.name:
+            return name
+        cases = sum(entry["name"].startswith(name + " (") for entry in self.entries.values() if entry["hidden"])
+        return f"{name} (hidden case {cases + 1})"
 
     def limit(self, item) -> float:
         """The test's time limit: TIME_FACTOR times the reference's time, at least the floor."""
@@ -309,7 +349,7 @@ class GradeBook:
             name = f"{entry['lab']}::{test_name(item)}"
             self.times[name] = max(self.times[name], report.duration - remote.Clock.excused)
         if report.failed:
-            lab = self.lab_folder.labs.get(entry["lab"])
+            lab = self.lab_folder.labs.get((entry["lab"], entry["hidden"]))
             last_call = lab.last_call if lab is not None else ""
             if call.excinfo is not None:
                 report.grade_message = failure_reason(call.excinfo.value, last_call)
@@ -342,7 +382,7 @@ class GradeBook:
         report = self.report()
         write = terminalreporter.write_line
         terminalreporter.section("grades")
-        write(f"lab folder: {report['lab_dir']}")
+        write(f"lab folder: {report['lab_dir']} (isolation: {report['isolation']})")
         for name, lab in report["labs"].items():
             write(f"  {name:<8} {lab['earned']:>6.2f} / {lab['possible']:<4g}"
                   + (f"  ({'; '.join(lab['warnings'] + lab['flags'])})" if lab["warnings"] or lab["flags"] else ""))
@@ -378,6 +418,7 @@ class GradeBook:
             "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "course_commit": course_commit(),
             "lab_dir": str(self.folder),
+            "isolation": self.lab_folder.isolation,
             "earned": round(sum(lab["earned"] for lab in labs.values()), 2),
             "possible": round(sum(lab["possible"] for lab in labs.values()), 2),
             "labs": dict(sorted(labs.items(), key=lambda item: lab_number(item[0]))),
@@ -386,8 +427,9 @@ class GradeBook:
 
 def new_lab_report(lab: str, folder: LabFolder) -> dict:
     path, warnings, reason = folder.found.get(lab, (None, [], ""))
-    opened = folder.labs.get(lab)
-    flags = [f"refused: {what}" for what in getattr(opened, "refusals", [])]
+    flags = [f"refused: {what}" for what in folder.refusals(lab)]
+    if " is a link" in reason or "through a link" in reason:
+        flags.append("link: a lab file or folder that is a link was graded as missing")
     return {"earned": 0.0, "possible": 0.0, "file": path.name if path else None,
             "warnings": warnings + ([reason] if reason else []), "flags": flags,
             "functions": {}, "tests": []}

@@ -7,12 +7,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from scratch import temporary_folder
 from points import POINTS
 from doc_tables import code_table
 
@@ -52,7 +52,7 @@ STARTED: dict = {}  # name -> Grading, started right after collection (start_ear
 def start_early(session) -> None:
     """Start the gradings the selected tests need now; the fixtures below wait for them."""
     selected = {item.originalname for item in session.items if item.module.__name__ == __name__}
-    folder = Path(tempfile.mkdtemp(prefix="grader-runs-"))
+    folder = temporary_folder("grader-runs-")
     if "test_every_grading_test_fails_on_the_student_stubs" in selected:
         STARTED["labs"] = Grading(ROOT / "labs", folder)
     if any(name != "test_every_grading_test_fails_on_the_student_stubs"

@@ -21,12 +21,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from scratch import temporary_folder
 from mutations import MUTATIONS, Mutation
 from offline import run_offline
 
@@ -216,7 +216,7 @@ EARLY: dict = {}  # "study" -> the study's future, started right after collectio
 
 def start_early(session) -> None:
     """Start the study in the background now; the `study` fixture waits for it."""
-    folder = Path(tempfile.mkdtemp(prefix="mutants-"))
+    folder = temporary_folder("mutants-")
     EARLY["study"] = ThreadPoolExecutor(max_workers=1).submit(
         run_study, selected_mutations(session), folder)
 

@@ -1,8 +1,9 @@
 """Grade a class: every student's labs through the grader, then a gradebook and Gradescope results.
 
     python tools/grading/grade_class.py SUBMISSIONS --out DIR [-j N] [--timeout S] [--labs rag4,rag8]
+                                [--allow-unsandboxed]
     python tools/grading/grade_class.py --gradescope-one SUBMISSION --results results.json
-                                [--metadata submission_metadata.json]
+                                [--metadata submission_metadata.json] [--hidden-visibility V]
 
 SUBMISSIONS is a folder with one folder or .zip per student, or a .zip of such
 a folder; a student's id is the name of their folder (or zip). Their lab files
@@ -24,6 +25,13 @@ What it writes in DIR:
     students/ID/submission.sha256     the hash of what was graded
     students/ID/grader.log            what the grader printed
     students/ID/not-graded.txt        why there is no report, when there is none
+
+Student code runs in a bubblewrap sandbox per worker (tools/grading/confine.py);
+a class is not graded without one unless --allow-unsandboxed says so, and each
+report names the isolation it ran under. grade_class is the subreaper of
+everything its graders start: before a student's row and reports are written,
+every process left of that student's grading is killed, and none is left when
+it returns.
 
 A rerun with the same DIR skips every student whose report is there and whose
 files (and the labs asked for) hash as before, so after Ctrl-C the same
@@ -56,6 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
+import confine
 import similarity
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,6 +87,8 @@ MAX_MEMBERS = 20_000  # members a zip may have
 OUTPUT_LINES = 25  # failed tests listed per Gradescope test row
 POLL = 0.2  # seconds between looks at the running graders
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+PR_SET_CHILD_SUBREAPER = 36  # likewise: orphans of our descendants become our children
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")  # Gradescope's words
 GRADED, RESUMED, NOT_GRADED = "graded", "resumed", "not graded"
 SHORT_FLAGS = {"refused": "refused-access"}  # a grader's flag kind -> the gradebook's word
 
@@ -357,6 +368,45 @@ def kill_group(process: subprocess.Popen) -> None:
     process.wait()
 
 
+def become_subreaper() -> bool:
+    """Make every orphan of our graders (a lab's daemon, say) our child, so that we can end it."""
+    if sys.platform != "linux":
+        return False
+    return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def our_children() -> list[int]:
+    """Pids of this process's children, read from /proc (empty where there is none)."""
+    found, me = [], os.getpid()
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me:
+            found.append(int(entry.name))
+    return found
+
+
+def end_orphans(graders: set[int], seconds: float = 10.0) -> None:
+    """Kill and reap every child of ours that is not one of the running `graders`.
+
+    An orphan's own children come to us in turn when it dies, so this goes on
+    until there are none, or `seconds` have passed.
+    """
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        orphans = [pid for pid in our_children() if pid not in graders]
+        if not orphans:
+            return
+        for pid in orphans:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError, PermissionError):
+                pass
+
+
 def last_line(log: Path) -> str:
     """The last non-empty line a grader printed: usually what went wrong."""
     lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
@@ -454,15 +504,16 @@ def run_graders(jobs: list[Job], settings: Settings, progress: Progress) -> list
                 status = process.poll()
                 if status is None and time.monotonic() - started < settings.backstop:
                     continue
-                if status is None:
-                    kill_group(process)
+                kill_group(process)  # what is left of its session, then what left the session
                 del running[process]
+                end_orphans({grader.pid for grader in running})
                 outcomes.append(finish(job, status, settings.backstop))
                 progress.advance(outcomes[-1])
             progress.tick()
     finally:
         for process in running:
             kill_group(process)
+        end_orphans(set())
         progress.close()
     return outcomes
 
@@ -493,32 +544,46 @@ def shown_reason(test: dict) -> str:
     return test.get("message", "")
 
 
-def lab_rows(name: str, lab: dict) -> list[dict]:
-    """Gradescope test rows for one lab: one per function, or the whole lab in one.
+def lab_rows(name: str, lab: dict, hidden_visibility: str = "after_published") -> list[dict]:
+    """Gradescope test rows for one lab: a row per function for its public tests, and one for its
+    hidden tests, which the students see at `hidden_visibility`; or the whole lab in one.
 
-    Points of tests that belong to no listed function get a row of their own,
-    so the rows always add up to the lab.
+    A group's points are its tests' shares; its earned points are all of them when every test
+    passed, so that full marks add up to exactly the lab's points. Points of tests that belong
+    to no listed function get a row of their own, so the rows always add up to the lab.
     """
     functions = lab.get("functions")
     if not functions:
-        return [gradescope_row(name, lab["earned"], lab["possible"], lab.get("tests", []))]
+        return [gradescope_row(name, lab["earned"], lab["possible"], lab.get("tests", []), "visible")]
     tests = {}
     for test in lab.get("tests", []):
         tests.setdefault(test.get("function"), []).append(test)
-    rows = [gradescope_row(f"{name} {function}", score["earned"], score["possible"],
-                           tests.pop(function, [])) for function, score in functions.items()]
+    rows = []
+    for function, score in functions.items():
+        mine = tests.pop(function, [])
+        hidden = [test for test in mine if test.get("hidden")]
+        public = [test for test in mine if not test.get("hidden")]
+        public_possible = sum(test["points"] for test in public) if hidden else score["possible"]
+        groups = [(f"{name} {function}", public, public_possible, "visible")]
+        if hidden:
+            groups.append((f"{name} {function} (hidden tests)", hidden, score["possible"] - public_possible,
+                           hidden_visibility))
+        for row_name, group, possible, visibility in groups:
+            passed = all(test.get("outcome") == "passed" for test in group)
+            earned = possible if passed else sum(t["points"] for t in group if t.get("outcome") == "passed")
+            rows.append(gradescope_row(row_name, earned, possible, group, visibility))
     rest = [test for group in tests.values() for test in group]
     possible = lab["possible"] - sum(score["possible"] for score in functions.values())
     if rest or points(possible):
         earned = lab["earned"] - sum(score["earned"] for score in functions.values())
-        rows.append(gradescope_row(f"{name} (other tests)", earned, possible, rest))
+        rows.append(gradescope_row(f"{name} (other tests)", earned, possible, rest, "visible"))
     return rows
 
 
-def gradescope_row(name: str, earned: float, possible: float, tests: list[dict]) -> dict:
-    """One Gradescope test row: its points and its failed tests."""
-    return {"name": name, "score": points(earned), "max_score": points(possible),
-            "output": failures(tests)}
+def gradescope_row(name: str, earned: float, possible: float, tests: list[dict], visibility: str) -> dict:
+    """One Gradescope test row: its points, its failed tests, and when the student sees it."""
+    return {"name": name, "score": points(min(max(earned, 0.0), possible)), "max_score": points(possible),
+            "output": failures(tests), "visibility": visibility}
 
 
 def summary(report: dict, notes: list[str]) -> str:
@@ -531,20 +596,26 @@ def summary(report: dict, notes: list[str]) -> str:
     return "\n".join(lines + notes)
 
 
-def gradescope_results(outcome: Outcome) -> dict:
-    """Gradescope's results.json for one student: a score, a text, a test row per function.
+def gradescope_results(outcome: Outcome, hidden_visibility: str = "after_published") -> dict:
+    """Gradescope's results.json for one student: a score, a text, test rows per function.
 
-    A student who could not be graded gets 0 and the reason, so that the
-    submission page says what happened rather than that the autograder failed.
+    The score is the sum of the rows, as Gradescope shows them. The grader's own
+    output (stdout) is the instructor's: it names hidden tests' inputs. A student
+    who could not be graded gets 0 and the reason, so that the submission page
+    says what happened rather than that the autograder failed.
     """
     if outcome.report is None:
         text = f"Not graded: {outcome.reason}"
-        return {"score": 0, "output": "\n".join([text, *outcome.staged.notes]), "tests": []}
+        return {"score": 0, "output": "\n".join([text, *outcome.staged.notes]), "tests": [],
+                "visibility": "visible", "stdout_visibility": "hidden"}
     report = outcome.report
+    rows = [r for name, lab in report["labs"].items() for r in lab_rows(name, lab, hidden_visibility)]
     return {
-        "score": points(report["earned"]),
+        "score": points(sum(row["score"] for row in rows)),
         "output": summary(report, outcome.staged.notes),
-        "tests": [r for name, lab in report["labs"].items() for r in lab_rows(name, lab)],
+        "tests": rows,
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
     }
 
 
@@ -621,8 +692,29 @@ def plan(submission: Submission, out: Path, labs: list[str]) -> Job | Outcome:
     return Job(staged, home, digest)
 
 
+def isolation_refused(allow_unsandboxed: bool) -> str:
+    """Why a class may not be graded here ('' if it may): student code runs in a sandbox, or
+    the instructor has said, with --allow-unsandboxed, that a weaker wall will do."""
+    closed = [str(ROOT / name) for name in ("solutions", "tests", "tools", "benchmarks", ".git")]
+    try:
+        isolation = confine.choose(closed)
+    except confine.Unavailable as error:
+        return str(error)
+    if isolation == confine.SANDBOX or allow_unsandboxed:
+        print(f"isolation: {isolation}", file=sys.stderr)
+        return ""
+    return (f"no sandbox for student code here ({confine.why_not_sandboxed()}); the workers would run as "
+            f"{isolation!r} (docs/instructors.md, section 5). Install bubblewrap, or pass --allow-unsandboxed "
+            f"to grade behind the weaker wall")
+
+
 def grade_class(args) -> int:
     """Grade every student, then write results, similarity and the gradebook."""
+    refused = isolation_refused(args.allow_unsandboxed)
+    if refused:
+        print(refused, file=sys.stderr)
+        return 2
+    become_subreaper()
     out = args.out.resolve()
     with tempfile.TemporaryDirectory() as scratch:
         planned = [plan(s, out, args.labs) for s in submissions_in(args.submissions,
@@ -632,15 +724,16 @@ def grade_class(args) -> int:
             return 2
         kept = [p for p in planned if isinstance(p, Outcome)]
         jobs = [p for p in planned if isinstance(p, Job)]
-        if kept:
-            print(f"{len(kept)} of {len(planned)} students already graded (same files): kept",
+        resumed = [p for p in kept if p.status == RESUMED]
+        if resumed:
+            print(f"{len(resumed)} of {len(planned)} students already graded (same files): kept",
                   file=sys.stderr)
         settings = Settings(args.labs, args.jobs, args.timeout,
                             (out / "students", args.submissions.resolve(), Path(scratch)))
         outcomes = kept + run_graders(jobs, settings, Progress(len(jobs)))
     for outcome in outcomes:
         write_json(out / "students" / outcome.staged.student / "results.json",
-                   gradescope_results(outcome))
+                   gradescope_results(outcome, args.hidden_visibility))
     findings = similarity.find_similar(
         {o.staged.student: o.staged.files for o in outcomes}, SOLUTIONS, args.labs)
     (out / "similarity.md").write_text(similarity.report(findings), encoding="utf-8")
@@ -672,6 +765,7 @@ def student_from_metadata(metadata: Path | None) -> str:
 def grade_one(args) -> int:
     """Grade one submission folder as grade_class grades a student; write results.json."""
     student = args.student or student_from_metadata(args.metadata)
+    become_subreaper()
     with tempfile.TemporaryDirectory() as work:
         home = Path(work)
         staged = stage(Submission(student, args.gradescope_one), home / "labs", args.labs)
@@ -679,7 +773,7 @@ def grade_one(args) -> int:
         [outcome] = run_graders([job], Settings(args.labs, 1, args.timeout), Progress(1))
         print((home / "grader.log").read_text(errors="replace")[-20_000:])
     args.results.parent.mkdir(parents=True, exist_ok=True)
-    write_json(args.results, gradescope_results(outcome))
+    write_json(args.results, gradescope_results(outcome, args.hidden_visibility))
     return 0 if outcome.report else 1
 
 
@@ -709,6 +803,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
                              f"({BACKSTOP})")
     parser.add_argument("--labs", type=lab_list, default=LABS,
                         help="grade only these labs, e.g. rag4,rag8 (default: all)")
+    parser.add_argument("--allow-unsandboxed", action="store_true",
+                        help="grade even where no sandbox can be made (docs/instructors.md, section 5)")
+    parser.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_published",
+                        help="when students see the rows of hidden tests on Gradescope (after_published)")
     parser.add_argument("--gradescope-one", type=Path, metavar="SUBMISSION",
                         help="grade one submission folder for Gradescope")
     parser.add_argument("--results", type=Path, help="with --gradescope-one: results.json")

@@ -44,6 +44,7 @@ STUDENT_TESTS = (
     "tests/text_strategies.py",
     "tests/markdown_oracle.py",
     "tools/grading/worker.py",
+    "tools/grading/confine.py",
     "tools/grading/remote.py",
     "tools/grading/wire.py",
     "tools/grading/points.py",

@@ -28,15 +28,17 @@ import atexit
 import builtins
 import json
 import os
-import select
+import queue
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+import confine
 import numpy as np
 import wire
 
@@ -50,7 +52,7 @@ LAB_LOAD_FLOOR = 10.0  # seconds at least for importing the lab itself
 CPU_SECONDS = 900  # a worker's own backstop: its whole life's CPU time
 FILE_SIZE_LIMIT = 64 << 20  # bytes: the largest file a worker may write (its scratch, its log)
 MEMORY_LIMIT = 4 << 30  # bytes of address space a worker may use: a memory bomb gets MemoryError
-REPLY_LIMIT = 256 << 20  # bytes: the largest reply the grader reads from a worker
+REPLY_LIMIT = 32 << 20  # bytes: the largest reply the grader reads from a worker (see wire.loads)
 TEST_LIMITS = 3  # a whole test may take this many time limits, however many calls it makes
 
 
@@ -157,56 +159,140 @@ def describe(name: str, args: tuple, kwargs: dict) -> str:
 # ---- the worker process -----------------------------------------------------------
 
 _live: set = set()  # every worker still running, stopped when the grader ends
+_base: list = []  # this grader's private folder of worker homes, made on first use
+
+
+def worker_base() -> Path:
+    """The folder holding every worker's home: private to the grader, removed when it ends."""
+    if not _base:
+        _base.append(confine.scratch_root())
+    return _base[0]
+
+
+def worker_environment(scratch: str) -> dict:
+    """The whole environment a worker starts with: nothing of the grader's (no grading seed)."""
+    kept = {key: value for key, value in os.environ.items()
+            if key in ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "WINDIR", "PYTHONHASHSEED")}
+    return kept | {"HOME": scratch, "TMPDIR": scratch, "TEMP": scratch, "TMP": scratch,
+                   "MPLCONFIGDIR": scratch, "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1",
+                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def readable_for(config: dict) -> tuple:
+    """What a worker reads: the course's helper, its own code, the labs it is given, the student's folder."""
+    course = Path(config["course"])
+    helper = [course / "academy_llm.py", course / "labkit", course / "datasets", course / "assets"]
+    code = [WORKER, GRADING / "wire.py"]
+    return tuple(map(str, [*helper, *code, *config["given"].values(), config["lab_dir"]]))
+
+
+def copies_for_the_user(config: dict, home: Path) -> dict:
+    """The config of a worker run as the separate user, on copies it may read of what it needs.
+
+    The originals sit in folders closed to that user (tools/, solutions/, the
+    class's staged folders); the copies are root's, readable, and the worker's alone.
+    """
+    code, given, lab = home / "code", home / "given", home / "lab"
+    for folder in (code, given, lab):
+        folder.mkdir()
+    for path in (WORKER, GRADING / "wire.py"):
+        shutil.copy(path, code / path.name)
+    config = dict(config, grading=str(code), lab_dir=str(lab), file=str(lab / Path(config["file"]).name),
+                  given={name: shutil.copy(path, given / Path(path).name) for name, path in config["given"].items()},
+                  files={name: shutil.copy(path, lab / Path(path).name) for name, path in config["files"].items()})
+    if not Path(config["file"]).exists():
+        shutil.copy(config["original_file"], config["file"])
+    for path in [home, *home.rglob("*")]:
+        path.chmod(0o711 if path == home else 0o755 if path.is_dir() else 0o644)
+    return config
+
+
+class Replies:
+    """The worker's replies, a line each, read by a thread of the grader's.
+
+    A thread, since select() cannot wait on a pipe everywhere (Windows). It
+    stops reading at a line over REPLY_LIMIT, and holds at most two lines
+    unread, so a worker that floods its pipe only fills it and waits.
+    """
+
+    def __init__(self, stream):
+        self.lines: queue.Queue = queue.Queue(maxsize=2)
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream) -> None:
+        buffer, scanned = bytearray(), 0
+        while True:
+            try:
+                part = stream.read1(1 << 20)
+            except (OSError, ValueError):
+                part = b""
+            if not part:
+                self.lines.put(EOFError())
+                return
+            buffer += part
+            while (end := buffer.find(b"\n", scanned)) >= 0:
+                self.lines.put(bytes(buffer[:end]))
+                del buffer[:end + 1]
+                scanned = 0
+            scanned = len(buffer)
+            if len(buffer) > REPLY_LIMIT:
+                self.lines.put(wire.WireError(f"the lab's reply is over {REPLY_LIMIT >> 20} MB"))
+                return
+
+    def next(self, seconds: float) -> bytes | None:
+        """The next line; None if `seconds` ran out first. EOFError if the worker ended."""
+        try:
+            line = self.lines.get(timeout=max(0.0, seconds))
+        except queue.Empty:
+            return None
+        if isinstance(line, Exception):
+            self.lines.put(line)  # every later read ends the same way
+            raise line
+        return line
 
 
 class Worker:
-    """One running worker: its process, its pipes, its scratch folder."""
+    """One running worker: its confined process, its pipes, its private home and scratch folder."""
 
-    def __init__(self, config: dict):
-        self.scratch = tempfile.mkdtemp(prefix=f"grading-{config['lab']}-")
-        requests_read, self.requests = os.pipe()
-        self.replies, replies_write = os.pipe()
-        config = dict(config, scratch=self.scratch, grader_pid=os.getpid(),
-                      requests_fd=requests_read, replies_fd=replies_write)
-        environment = dict(os.environ)
-        environment.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
-                           MPLCONFIGDIR=self.scratch, TMPDIR=self.scratch, MPLBACKEND="Agg")
-        self.log = open(os.path.join(self.scratch, "worker.log"), "wb")
-        self.process = subprocess.Popen(
-            [sys.executable, "-E", "-s", str(WORKER), json.dumps(config)],
-            pass_fds=(requests_read, replies_write), stdin=subprocess.DEVNULL,
-            stdout=self.log, stderr=self.log, env=environment, cwd=self.scratch,
-            start_new_session=True, preexec_fn=set_limits,
-        )
-        os.close(requests_read)
-        os.close(replies_write)
-        self.buffer = bytearray()
+    def __init__(self, config: dict, isolation: str):
+        self.isolation = isolation
+        self.home = Path(tempfile.mkdtemp(prefix=f"{config['lab']}-", dir=worker_base()))
+        self.scratch = self.home / "scratch"
+        self.scratch.mkdir(mode=0o700)
+        config = dict(config, scratch=str(self.scratch), grader_pid=os.getpid(),
+                      cpu_seconds=CPU_SECONDS, portable=confine.portable())
+        if isolation == confine.USER:
+            config = copies_for_the_user(dict(config, original_file=config["file"]), self.home)
+            confine.share_with_user(self.scratch)
+        if isolation == confine.SANDBOX:  # the sandbox's own init is the worker's parent; nothing else is there
+            config = dict(config, grader_pid=None, forbidden=[])
+        environment = worker_environment(str(self.scratch))
+        argv = [sys.executable, "-E", "-s", "-B", str(Path(config["grading"]) / "worker.py"), json.dumps(config)]
+        if isolation == confine.SANDBOX:
+            argv = confine.sandbox_command(argv, readable_for(config), str(self.scratch), environment)
+        options = {}
+        if not confine.portable():
+            options = {"start_new_session": True, "preexec_fn": set_limits}
+        if isolation == confine.USER:
+            uid, gid = confine.worker_user()
+            options |= {"user": uid, "group": gid, "extra_groups": []}
+        self.log = open(self.home / "worker.log", "wb")
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                        env=environment, cwd=self.scratch, **options)
+        self.replies = Replies(self.process.stdout)
         _live.add(self)
 
     def send(self, message: dict) -> None:
-        data = wire.dumps(message)
         try:
-            while data:
-                data = data[os.write(self.requests, data):]
-        except BrokenPipeError:
+            self.process.stdin.write(wire.dumps(message))
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
             pass  # the worker has ended; reading its reply will say how
 
     def receive(self, seconds: float) -> dict | None:
         """The worker's next message; None if `seconds` ran out first. EOFError if it ended."""
-        deadline = time.monotonic() + seconds
-        while b"\n" not in self.buffer:
-            ready, _, _ = select.select([self.replies], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
-                return None
-            part = os.read(self.replies, 1 << 20)
-            if not part:
-                raise EOFError
-            self.buffer += part
-            if len(self.buffer) > REPLY_LIMIT:
-                raise wire.WireError(f"the lab's reply is over {REPLY_LIMIT >> 20} MB")
-        line, _, rest = bytes(self.buffer).partition(b"\n")
-        self.buffer = bytearray(rest)
-        return wire.loads(line)
+        line = self.replies.next(seconds)
+        return None if line is None else wire.reply(line)
 
     def how_it_ended(self) -> str:
         """One line on how the worker ended, after it has."""
@@ -221,35 +307,43 @@ class Worker:
                    "SIGXFSZ": f" (a file over {FILE_SIZE_LIMIT >> 20} MB)",
                    "SIGKILL": " (out of memory?)", "SIGSEGV": " (a crash)"}.get(name, "")
             return f"the lab's process was killed by {name}{why}"
+        if self.isolation == confine.SANDBOX and status is not None and status > 128:  # bwrap passes signals on
+            return f"the lab's process was killed by signal {status - 128}"
         hint = " (did the lab call os._exit?)" if status not in (0, None) else ""
         return f"the lab's process ended with exit status {status}{hint}"
 
     def stop(self) -> None:
-        """Kill the worker and its group, and remove its scratch folder."""
+        """Kill the worker and everything it started, and remove its home."""
         try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
+            if confine.portable():
+                self.process.kill()
+            else:  # its session; in the sandbox, its PID namespace dies with its first process
+                os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
             pass
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-        for fd in (self.requests, self.replies):
+        for stream in (self.process.stdin, self.process.stdout):
             try:
-                os.close(fd)
+                stream.close()
             except OSError:
                 pass
         self.log.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        shutil.rmtree(self.home, ignore_errors=True)
         _live.discard(self)
 
 
 def set_limits() -> None:
-    """In the worker, before it starts: no file past FILE_SIZE_LIMIT, no memory past MEMORY_LIMIT."""
+    """In the worker, before it starts: no file past FILE_SIZE_LIMIT, no memory past MEMORY_LIMIT,
+    and, run as the separate user, no more than its share of processes."""
     import resource
 
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    if os.getuid() != 0:
+        resource.setrlimit(resource.RLIMIT_NPROC, (confine.USER_PROCESSES, confine.USER_PROCESSES))
 
 
 @atexit.register
@@ -257,6 +351,8 @@ def stop_all() -> None:
     """Stop every worker still running (the workers also die with the grader on their own)."""
     for worker in list(_live):
         worker.stop()
+    if _base:
+        shutil.rmtree(_base.pop(), ignore_errors=True)
 
 
 # ---- a lab, seen from the grader --------------------------------------------------
@@ -268,18 +364,19 @@ class RemoteLab:
     `files` maps every lab name to the student's file (the earlier labs a lab
     builds on, in a student's own repository); `given` maps earlier labs to
     reference files the worker loads instead, before the lab's code runs;
-    `forbidden` lists the folders the lab may not read.
+    `forbidden` lists the folders the lab may not read; `isolation` is the
+    wall its workers run behind (confine.py).
     """
 
-    def __init__(self, name: str, path: Path, files: dict, given: dict, forbidden: list):
+    def __init__(self, name: str, path: Path, files: dict, given: dict, forbidden: list, isolation: str):
         self._config = {
             "lab": name, "file": str(path), "lab_dir": str(path.parent),
             "files": {lab: str(file) for lab, file in files.items()},
             "given": {lab: str(file) for lab, file in given.items()},
             "forbidden": [str(folder) for folder in forbidden],
             "course": str(Path(academy_llm.__file__).resolve().parent), "grading": str(GRADING),
-            "cpu_seconds": CPU_SECONDS,
         }
+        self._isolation = isolation
         self._name = name
         self._worker = None
         self._hung: dict[str, str] = {}  # function -> why it is not run again
@@ -319,7 +416,7 @@ class RemoteLab:
         if self._worker is not None:
             return self._worker
         started = time.monotonic()
-        worker = Worker(self._config)
+        worker = Worker(self._config, self._isolation)
         try:
             ready = worker.receive(STARTUP_LIMIT)
             if ready is None or ready.get("ready") != "trusted":
@@ -386,7 +483,8 @@ class RemoteLab:
             raise rebuilt_error(reply["error"], what, self._name)
         try:
             return wire.decode(reply.get("value"))
-        except wire.WireError as error:
+        except wire.WireError as error:  # a worker that sends what no worker sends is not trusted again
+            self._stop()
             raise LabBadValue(f"{what}: {error}") from None
 
     def _note_refusals(self, reply: dict) -> list:

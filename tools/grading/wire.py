@@ -17,6 +17,14 @@ line, with a few tagged shapes for what JSON lacks:
 Each side rebuilds the values with its own classes: a Chunk the grader judges
 is the grader's own Chunk (its checks run in its own __post_init__), never an
 object whose methods the student wrote.
+
+The grader trusts nothing a worker sends. A reply is a line of at most the
+grader's REPLY_LIMIT bytes (remote.py) with at most MAX_CONTAINERS lists and
+objects, so parsing it stays within a few hundred MB; it is rebuilt only if
+its shape is one a worker sends (`reply`), and an array only if its dtype is
+a plain number of at most 16 bytes and its shape matches its items, so that
+nothing is allocated that the line itself does not hold. Anything else is a
+WireError, which fails the test with its reason.
 """
 
 import dataclasses
@@ -29,6 +37,11 @@ import numpy as np
 import academy_llm
 
 MAX_DEPTH = 64  # deeper values than this are not something a lab returns
+MAX_CONTAINERS = 2_000_000  # lists and objects in one message: about 100 bytes each, parsed
+MAX_DIMENSIONS = 32  # numpy's own limit on an array's dimensions
+NUMBER_KINDS = "biuf"  # bool, int, unsigned, float: the arrays that cross
+MESSAGE_TEXT = 20_000  # characters of a reply's error, output or refusal that are kept
+REPLY_KEYS = {"ready", "value", "error", "output", "refused"}
 REPR_LIMIT = 120
 
 
@@ -118,46 +131,71 @@ def generic_namedtuple(name: str, fields: list):
     return _namedtuples[key]
 
 
-def decode(data, classes=None, depth: int = 0):
+def decode(data, classes=None):
     """The value `data` stands for; `classes` maps class names to the side's own classes.
 
     The worker passes the lab's namespace, so a Line the grader sends back is
     the lab's own Line again; the grader passes nothing and gets plain records.
+    Malformed data of any shape is a WireError, never a crash of the grader.
     """
+    try:
+        return _decode(data, classes)
+    except WireError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError, RecursionError) as error:
+        raise WireError(f"a malformed value ({type(error).__name__}: {str(error)[:200]})") from None
+
+
+def _decode(data, classes, depth: int = 0):
     if depth > MAX_DEPTH:
         raise WireError(f"a value nested more than {MAX_DEPTH} levels deep")
     deeper = depth + 1
     if not isinstance(data, (dict, list)):
         return data
     if isinstance(data, list):
-        return [decode(item, classes, deeper) for item in data]
+        return [_decode(item, classes, deeper) for item in data]
     tag = data.get("$")
     if tag == "tuple":
-        return tuple(decode(item, classes, deeper) for item in data["items"])
+        return tuple(_decode(item, classes, deeper) for item in data["items"])
     if tag == "namedtuple":
-        items = [decode(item, classes, deeper) for item in data["items"]]
+        items = [_decode(item, classes, deeper) for item in data["items"]]
         cls = _own_class(classes, data["name"], data["fields"]) or generic_namedtuple(
             data["name"], data["fields"])
         return cls(*items) if cls is not None and len(items) == len(data["fields"]) else tuple(items)
     if tag == "dict":
-        return {decode(k, classes, deeper): decode(v, classes, deeper) for k, v in data["items"]}
+        return {_decode(k, classes, deeper): _decode(v, classes, deeper) for k, v in data["items"]}
     if tag in ("set", "frozenset"):
-        items = [decode(item, classes, deeper) for item in data["items"]]
+        items = [_decode(item, classes, deeper) for item in data["items"]]
         return set(items) if tag == "set" else frozenset(items)
     if tag == "bytes":
         return bytes.fromhex(data["hex"])
     if tag == "ndarray":
-        return np.array(data["items"], dtype=np.dtype(data["dtype"])).reshape(data["shape"])
+        return checked_array(data)
     if tag == "chunk":
-        fields = {name: decode(value, classes, deeper) for name, value in data["fields"].items()}
+        fields = {name: _decode(value, classes, deeper) for name, value in data["fields"].items()}
         return make_chunk(fields)
     if tag == "record":
-        fields = {name: decode(value, classes, deeper) for name, value in data["fields"].items()}
+        fields = {name: _decode(value, classes, deeper) for name, value in data["fields"].items()}
         cls = _own_class(classes, data["name"], list(fields))
         return cls(**fields) if cls is not None else Record(data["name"], fields)
     if tag == "opaque":
         return Opaque(str(data.get("type")), str(data.get("repr")))
     raise WireError(f"unknown value tag {tag!r}")
+
+
+def checked_array(data: dict) -> np.ndarray:
+    """An array from its tagged form, once its dtype, shape and items are known to fit together."""
+    dtype, shape, items = np.dtype(str(data["dtype"])), data["shape"], data["items"]
+    if dtype.kind not in NUMBER_KINDS or dtype.itemsize > 16:
+        raise WireError(f"an array of dtype {str(dtype)[:40]}: only plain numbers cross")
+    if not (isinstance(shape, list) and len(shape) <= MAX_DIMENSIONS
+            and all(type(n) is int and n >= 0 for n in shape)):
+        raise WireError("an array whose shape is not a short list of sizes")
+    if not isinstance(items, list) or np.prod(shape, dtype=object) != len(items):
+        raise WireError("an array whose items do not fill its shape")
+    if not all(type(item) in (int, float, bool) for item in items):
+        raise WireError("an array with items that are not numbers")
+    return np.array(items, dtype=dtype).reshape(shape)
 
 
 def make_chunk(fields: dict):
@@ -193,10 +231,34 @@ def dumps(message: dict) -> bytes:
 
 def loads(line: bytes) -> dict:
     """The message on one line; anything else is a WireError."""
+    containers = line.count(b"[") + line.count(b"{")
+    if containers > MAX_CONTAINERS:
+        raise WireError(f"a message of {containers} lists and objects, more than {MAX_CONTAINERS}")
     try:
         message = json.loads(line)
-    except ValueError as error:
-        raise WireError(f"not a message: {error}") from None
+    except (ValueError, RecursionError) as error:
+        raise WireError(f"not a message: {str(error)[:200]}") from None
     if not isinstance(message, dict):
         raise WireError("not a message: expected a JSON object")
+    return message
+
+
+def reply(line: bytes) -> dict:
+    """A worker's message, read as only a worker's message can be: known keys, text where text goes."""
+    message = loads(line)
+    if not set(message) <= REPLY_KEYS:
+        raise WireError(f"a reply with unknown fields {sorted(map(str, set(message) - REPLY_KEYS))[:5]}")
+    if "error" in message:
+        error = message["error"]
+        if not isinstance(error, dict):
+            raise WireError("a reply whose error is not an object")
+        message["error"] = {key: str(error.get(key, ""))[:MESSAGE_TEXT]
+                            for key in ("type", "builtin", "message", "where")}
+    refused = message.get("refused", [])
+    if not isinstance(refused, list):
+        raise WireError("a reply whose refusals are not a list")
+    message["refused"] = [str(item)[:300] for item in refused[:50]]
+    message["output"] = str(message.get("output", ""))[:MESSAGE_TEXT]
+    if "ready" in message:
+        message["ready"] = str(message["ready"])[:20]
     return message

@@ -1,14 +1,19 @@
 """The worker: where a student's lab runs while it is graded, walled off from the judge.
 
-The grader starts one worker per lab (remote.py) and sends it calls; the
-worker runs the lab's function and sends back plain data (wire.py). Nothing
-it does can change a verdict, since every check runs in the grader's process.
+The grader starts one worker per lab (remote.py), behind the operating
+system's wall (confine.py: a bubblewrap sandbox where it can), and sends it
+calls on its standard input; the worker runs the lab's function and sends
+back plain data (wire.py) on what was its standard output. Nothing it does
+can change a verdict, since every check runs in the grader's process.
 
 Before the lab's code runs, the worker
 - loads what it trusts: the tokenizer, the embedding model, and the earlier
   labs the grader gives it (the reference ones, when the course has them);
-- arms its backstops: it dies with the grader (a parent-death signal), it has
-  a CPU-time limit it cannot raise, and it is the only process of its group;
+- moves its pipes off file descriptors 0 and 1, so that what native code
+  prints goes to its log, not into a reply;
+- arms its backstops where the platform has them: it dies with the grader
+  (a parent-death signal), it has a CPU-time limit it cannot raise, and it
+  is the only process of its group;
 - installs an audit hook (sys.addaudithook; it cannot be removed) that
   refuses, for the rest of the worker's life: reading the course's reference,
   tests, tools and history (checked by inode, so no path, link or `..` gets
@@ -17,6 +22,8 @@ Before the lab's code runs, the worker
   the introspection that could reach the hook's own state.
 A refusal raises PermissionError in the lab and is also reported to the
 grader, which fails the test and says why, even if the lab caught the error.
+The hook is the inner layer, and a courtesy: code in this interpreter can
+reach whatever it holds. What holds is the wall around the process.
 
     python worker.py CONFIG_JSON      (started by remote.py, never by hand)
 """
@@ -33,8 +40,6 @@ from pathlib import Path
 CONFIG = json.loads(sys.argv[1])
 sys.path[:0] = [CONFIG["course"], CONFIG["grading"]]  # academy_llm, labkit and wire: the grader's own copies
 
-import resource  # noqa: E402  (the path above must be set first)
-
 import academy_llm  # noqa: E402
 import labkit  # noqa: E402
 import labkit.loading  # noqa: E402
@@ -43,8 +48,8 @@ import wire  # noqa: E402
 sys.path.remove(CONFIG["grading"])
 
 OUTPUT_LIMIT = 4_000  # characters of what the lab prints per call that travel back
-REQUESTS = os.fdopen(CONFIG["requests_fd"], "rb", buffering=0)
-REPLIES = CONFIG["replies_fd"]
+REQUESTS = os.fdopen(os.dup(0), "rb", buffering=0)  # the pipes, moved off 0 and 1 (see main)
+REPLIES = os.dup(1)
 refused: list[str] = []  # what the audit hook refused since the last reply
 
 
@@ -69,8 +74,22 @@ def read_request() -> dict | None:
 # ---- backstops ----------------------------------------------------------------
 
 
+def quiet_standard_streams() -> None:
+    """Point descriptors 0 and 1 away from the pipes: native code that prints writes to the log."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+
+
 def die_with_the_grader() -> None:
-    """Ask Linux to kill this process when the grader ends, however it ends."""
+    """Ask Linux to kill this process when the grader ends, however it ends.
+
+    In the sandbox, bubblewrap does it (--die-with-parent), and this process's
+    parent is the sandbox's own first process, so there is nothing to compare.
+    """
+    if CONFIG["grader_pid"] is None:
+        return
     try:
         import ctypes
 
@@ -84,7 +103,11 @@ def die_with_the_grader() -> None:
 
 
 def limit_cpu_time(seconds: int) -> None:
-    """A CPU-time limit the lab cannot raise (the audit hook refuses setrlimit)."""
+    """A CPU-time limit the lab cannot raise (the audit hook refuses setrlimit), where there is one."""
+    if CONFIG["portable"]:
+        return
+    import resource
+
     resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
 
 
@@ -156,16 +179,17 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
     Everything the hook uses is captured here, as C functions and frozen
     sets, so a lab that rebinds os.stat or os.path cannot steer it.
     """
-    import posix
+    posix = __import__(os.name)  # posix, or nt on Windows: the C functions under os
 
     stat, lstat, getcwd, getpid = posix.stat, posix.lstat, posix.getcwd, posix.getpid
+    normpath = os.path.normpath
     # The lab's own folder is always open to it (when the reference itself is graded, too);
     # the worker's own code is no secret (the handout ships it), and tracebacks read it.
     allowed = set(inodes_under([CONFIG["lab_dir"]])) | {key_of_file(p) for p in (__file__, wire.__file__)}
     forbidden = frozenset(inodes_under(forbidden_roots)) - allowed
     scratch_inode = (stat(scratch).st_dev, stat(scratch).st_ino)
     root_inode = (stat("/").st_dev, stat("/").st_ino)
-    own_proc = (f"/proc/{getpid()}/", "/proc/self/", "/proc/thread-self/")
+    own_proc = f"/proc/{getpid()}/"
     always_refused = frozenset({
         "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
         "os.forkpty", "pty.spawn", "os.kill", "os.killpg", "signal.pthread_kill",
@@ -225,7 +249,8 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
         if isinstance(path, bytes):
             path = path.decode("utf-8", "surrogateescape")
         path = str(path)
-        if path.startswith("/proc/") and not path.startswith(own_proc) and path[6:7].isdigit():
+        plain = normpath(path if path.startswith("/") else getcwd() + "/" + path)
+        if plain.startswith("/proc/") and plain[6:7].isdigit() and not (plain + "/").startswith(own_proc):
             refuse(f"{event} {path!r} (another process)")
         if key_of(path) in forbidden:
             refuse(f"{event} {path!r} (closed to labs: the course's reference, tests, history, other work)")
@@ -376,7 +401,9 @@ def serve(module) -> None:
 
 def main() -> None:
     sys.dont_write_bytecode = True  # importing a lab must not write beside it
-    die_with_the_grader()
+    quiet_standard_streams()
+    if not CONFIG["portable"]:
+        die_with_the_grader()
     limit_cpu_time(CONFIG["cpu_seconds"])
     given = load_trusted()
     redirect_load_lab(given)

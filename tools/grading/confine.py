@@ -1,0 +1,209 @@
+"""Where a worker runs, and which wall it got: a sandbox, a separate user, or a plain process.
+
+The wall around student code is the operating system's, in layers, the
+strongest this machine allows (ACADEMY_ISOLATION=sandbox|user|process asks
+for one; asking for one the machine cannot give is an error):
+
+- "sandbox" (Linux with bubblewrap, `bwrap`): new mount, PID, network, IPC,
+  UTS and user namespaces; the worker runs as uid 65534 and sees, read-only,
+  only the Python installation, the course's helper (academy_llm, labkit,
+  datasets, assets), the worker's own two files, the earlier labs it is
+  given and the student's lab folder; its one writable folder is its own
+  scratch, and /tmp is empty. The judge, the reference, the tests, the other
+  students and the other workers do not exist in there. Everything it starts
+  lives in its PID namespace and dies with it (--die-with-parent).
+- "user" (root, where namespaces are forbidden): the worker runs as the
+  dedicated unprivileged user ACADEMY_GRADING_USER (default chunking-worker),
+  on copies of what it needs in a folder of its own; the course folder must
+  be closed to other users, which is checked, not assumed. The user has a
+  process limit; its processes are killed with the worker's session, and
+  one that leaves the session is a descendant grade_class kills (it is
+  their subreaper).
+- "process": a plain child process; only the worker's audit hook (worker.py)
+  stands between the lab and the grader. Enough for a student grading their
+  own labs; grade_class refuses it for a class unless told --allow-unsandboxed.
+
+Every layer also keeps the audit hook, which refuses and reports attempts
+(the report's flags); the layer is what holds when the hook is got round.
+
+ACADEMY_GRADING_PORTABLE=1 runs a worker as it runs where POSIX is missing
+(Windows): pipes on stdin/stdout, no preexec_fn, no resource limits, no
+process groups. It is how that path is tested on Linux.
+"""
+
+import functools
+import os
+import shutil
+import site
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SANDBOX, USER, PROCESS = "sandbox", "user", "process"
+LAYERS = (SANDBOX, USER, PROCESS)
+SANDBOX_UID = 65534  # "nobody" inside the sandbox's user namespace
+DEFAULT_USER = "chunking-worker"
+USER_PROCESSES = 256  # RLIMIT_NPROC (threads count) of the dedicated user: a fork bomb stops here
+SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/certs/ca-certificates.crt")
+
+
+class Unavailable(Exception):
+    """The isolation asked for cannot be had on this machine; the message says why."""
+
+
+def portable() -> bool:
+    """True where the worker must do without POSIX's extras (Windows, or forced for a test)."""
+    return os.name != "posix" or os.environ.get("ACADEMY_GRADING_PORTABLE") == "1"
+
+
+@functools.cache
+def bwrap_works() -> str:
+    """'' if a bubblewrap sandbox can be made here, else why not (one line)."""
+    if sys.platform != "linux":
+        return f"bubblewrap is Linux only (this is {sys.platform})"
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    probe = [bwrap, *namespace_options(), *system_binds(), "--", "/bin/true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"bubblewrap did not run ({error})"
+    if done.returncode != 0:
+        why = " ".join(done.stderr.split())[:200] or f"exit status {done.returncode}"
+        return f"bubblewrap cannot make namespaces here ({why})"
+    return ""
+
+
+@functools.cache
+def worker_user() -> tuple[int, int] | str:
+    """(uid, gid) of the dedicated worker user, created if need be, or why there is none."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return "a separate user needs a grader running as root"
+    import pwd  # POSIX only, as is a grader running as root
+
+    name = os.environ.get("ACADEMY_GRADING_USER", DEFAULT_USER)
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        made = subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                              capture_output=True, text=True)
+        if made.returncode != 0:
+            return f"the user {name} could not be created: {made.stderr.strip()[:200]}"
+        entry = pwd.getpwnam(name)
+    if entry.pw_uid == 0:
+        return f"the user {name} is root"
+    return entry.pw_uid, entry.pw_gid
+
+
+def user_can_run(closed: list[str]) -> str:
+    """'' if the worker user runs Python and cannot reach any of `closed`, else why not."""
+    found = worker_user()
+    if isinstance(found, str):
+        return found
+    uid, gid = found
+    probe = ("import os, sys\n"
+             "reached = [p for p in sys.argv[1:] if os.access(p, os.R_OK) or os.access(p, os.X_OK)]\n"
+             "sys.exit(', '.join(reached))")
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", probe, *closed], capture_output=True, text=True,
+                              user=uid, group=gid, extra_groups=[], timeout=60, cwd="/")
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"the worker user cannot start Python ({error})"
+    if done.returncode != 0:
+        reached = done.stderr.strip().splitlines()[-1:] or ["?"]
+        return (f"the worker user can reach {reached[0][:200]}; close the course folder to other users "
+                f"(chmod o-rwx) or install Python where it can read it")
+    return ""
+
+
+def choose(closed: list[str]) -> str:
+    """The isolation workers get here: the one asked for in ACADEMY_ISOLATION, else the strongest.
+
+    `closed` are the folders a worker must not reach (the course's reference,
+    tests, tools...), for the separate user's check.
+    """
+    asked = os.environ.get("ACADEMY_ISOLATION", "").strip().lower()
+    if asked and asked not in LAYERS:
+        raise Unavailable(f"ACADEMY_ISOLATION={asked!r}: choose among {', '.join(LAYERS)}")
+    if asked == PROCESS:
+        return PROCESS
+    if asked in ("", SANDBOX):
+        why = bwrap_works()
+        if not why:
+            return SANDBOX
+        if asked == SANDBOX:
+            raise Unavailable(f"ACADEMY_ISOLATION=sandbox, but {why}")
+    why = user_can_run(closed) if not portable() else "the portable worker has no separate user"
+    if not why:
+        return USER
+    if asked == USER:
+        raise Unavailable(f"ACADEMY_ISOLATION=user, but {why}")
+    return PROCESS
+
+
+def why_not_sandboxed() -> str:
+    """Why this machine gives no sandbox, for the message that refuses to grade a class without one."""
+    return bwrap_works() or "ACADEMY_ISOLATION asks for less"
+
+
+# ---- the commands ---------------------------------------------------------------------
+
+
+def namespace_options() -> list[str]:
+    """bubblewrap's walls: every namespace new, an unprivileged uid, nothing outliving the grader."""
+    return ["--unshare-all", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "worker",
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
+
+
+def system_binds() -> list[str]:
+    """The system's programs and libraries, read-only; merged-/usr links stay links."""
+    options = []
+    for path in SYSTEM_TREES:
+        if os.path.islink(path):
+            options += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            options += ["--ro-bind", path, path]
+    for path in SYSTEM_FILES:
+        if os.path.exists(path):
+            options += ["--ro-bind", path, path]
+    return options
+
+
+def python_paths() -> list[str]:
+    """The Python installation: its prefixes and its site-packages folders, never a project's folder
+    (pytest puts the course's own folders on sys.path; they stay outside)."""
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    sites = set(site.getsitepackages()) | {site.getusersitepackages()}
+    paths = prefixes | {os.path.dirname(os.path.realpath(sys.executable))}
+    paths |= {entry for entry in sys.path if entry in sites and os.path.isdir(entry)}
+    return sorted(paths)
+
+
+def sandbox_command(argv: list[str], readable: tuple, scratch: str, environment: dict) -> list[str]:
+    """`argv` inside a fresh bubblewrap sandbox that reads only `readable` and writes only `scratch`."""
+    options = [shutil.which("bwrap"), *namespace_options(), *system_binds()]
+    for path in sorted(set(python_paths()) | set(readable)):
+        if os.path.exists(path):
+            options += ["--ro-bind", path, path]
+    options += ["--bind", scratch, scratch, "--remount-ro", "/", "--chdir", scratch, "--clearenv"]
+    for key, value in sorted(environment.items()):
+        options += ["--setenv", key, value]
+    return [*options, "--", *argv]
+
+
+def share_with_user(scratch) -> None:
+    """Hand the scratch folder to the worker user, and nothing else."""
+    uid, gid = worker_user()
+    os.chown(scratch, uid, gid)
+    os.chmod(scratch, 0o700)
+
+
+def scratch_root() -> Path:
+    """A private folder for this grader's workers: only root (and the grader) can list it."""
+    root = Path(tempfile.mkdtemp(prefix="grading-"))
+    root.chmod(0o711)  # the worker user may pass through to its own scratch, not list the others
+    return root
