@@ -264,8 +264,8 @@ class Worker:
         if isolation == confine.USER:
             config = copies_for_the_user(dict(config, original_file=config["file"]), self.home)
             confine.share_with_user(self.scratch)
-        if isolation == confine.SANDBOX:  # the sandbox's own init is the worker's parent; nothing else is there
-            config = dict(config, grader_pid=None, forbidden=[])
+        if isolation == confine.SANDBOX:  # the sandbox's own first process is the worker's parent
+            config = dict(config, grader_pid=None)
         environment = worker_environment(str(self.scratch))
         argv = [sys.executable, "-E", "-s", "-B", str(Path(config["grading"]) / "worker.py"), json.dumps(config)]
         if isolation == confine.SANDBOX:

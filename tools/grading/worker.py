@@ -187,6 +187,10 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
     # the worker's own code is no secret (the handout ships it), and tracebacks read it.
     allowed = set(inodes_under([CONFIG["lab_dir"]])) | {key_of_file(p) for p in (__file__, wire.__file__)}
     forbidden = frozenset(inodes_under(forbidden_roots)) - allowed
+    lab_dir = os.path.normpath(CONFIG["lab_dir"]) + os.sep
+    # By name too: in the sandbox these folders do not exist, and an attempt is still worth a flag.
+    closed_names = tuple(name for name in (os.path.normpath(root) + os.sep for root in forbidden_roots)
+                         if not lab_dir.startswith(name))
     scratch_inode = (stat(scratch).st_dev, stat(scratch).st_ino)
     root_inode = (stat("/").st_dev, stat("/").st_ino)
     own_proc = f"/proc/{getpid()}/"
@@ -252,7 +256,7 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
         plain = normpath(path if path.startswith("/") else getcwd() + "/" + path)
         if plain.startswith("/proc/") and plain[6:7].isdigit() and not (plain + "/").startswith(own_proc):
             refuse(f"{event} {path!r} (another process)")
-        if key_of(path) in forbidden:
+        if key_of(path) in forbidden or (plain + os.sep).startswith(closed_names):
             refuse(f"{event} {path!r} (closed to labs: the course's reference, tests, history, other work)")
         if writes and not inside_scratch(path):
             refuse(f"{event} {path!r} for writing (a lab may write only in its scratch folder)")

@@ -47,3 +47,10 @@ if [ -z "${AUTOGRADER_PYTHON:-}" ]; then
     "$python" -m pip install --quiet --upgrade pip
     "$python" -m pip install --quiet -r requirements.txt
 fi
+
+# Where the container forbids namespaces, bubblewrap cannot run and each worker runs as a
+# separate user instead (docs/instructors.md, section 5). That user must not reach the
+# reference, the tests or the tools: close them to other users (the grader checks it).
+for folder in solutions notebooks/solutions tests tools benchmarks; do
+    [ ! -e "$root/source/$folder" ] || chmod -R o-rwx "$root/source/$folder"
+done
