@@ -106,7 +106,7 @@ def user_can_run(closed: list[str]) -> str:
     uid, gid = found
     probe = ("import os, sys\n"
              "reached = [p for p in sys.argv[1:] if os.access(p, os.R_OK) or os.access(p, os.X_OK)]\n"
-             "sys.exit(', '.join(reached))")
+             "sys.exit(', '.join(reached) or None)")
     try:
         done = subprocess.run([sys.executable, "-I", "-c", probe, *closed], capture_output=True, text=True,
                               user=uid, group=gid, extra_groups=[], timeout=60, cwd="/")

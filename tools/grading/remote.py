@@ -198,8 +198,8 @@ def copies_for_the_user(config: dict, home: Path) -> dict:
     for path in (WORKER, GRADING / "wire.py"):
         shutil.copy(path, code / path.name)
     config = dict(config, grading=str(code), lab_dir=str(lab), file=str(lab / Path(config["file"]).name),
-                  given={name: shutil.copy(path, given / Path(path).name) for name, path in config["given"].items()},
-                  files={name: shutil.copy(path, lab / Path(path).name) for name, path in config["files"].items()})
+                  given={name: str(shutil.copy(path, given)) for name, path in config["given"].items()},
+                  files={name: str(shutil.copy(path, lab)) for name, path in config["files"].items()})
     if not Path(config["file"]).exists():
         shutil.copy(config["original_file"], config["file"])
     for path in [home, *home.rglob("*")]:

@@ -189,8 +189,7 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
     forbidden = frozenset(inodes_under(forbidden_roots)) - allowed
     lab_dir = os.path.normpath(CONFIG["lab_dir"]) + os.sep
     # By name too: in the sandbox these folders do not exist, and an attempt is still worth a flag.
-    closed_names = tuple(name for name in (os.path.normpath(root) + os.sep for root in forbidden_roots)
-                         if not lab_dir.startswith(name))
+    closed_names = tuple(os.path.normpath(root) + os.sep for root in forbidden_roots)
     scratch_inode = (stat(scratch).st_dev, stat(scratch).st_ino)
     root_inode = (stat("/").st_dev, stat("/").st_ino)
     own_proc = f"/proc/{getpid()}/"
@@ -256,10 +255,11 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
         plain = normpath(path if path.startswith("/") else getcwd() + "/" + path)
         if plain.startswith("/proc/") and plain[6:7].isdigit() and not (plain + "/").startswith(own_proc):
             refuse(f"{event} {path!r} (another process)")
-        if key_of(path) in forbidden or (plain + os.sep).startswith(closed_names):
-            refuse(f"{event} {path!r} (closed to labs: the course's reference, tests, history, other work)")
         if writes and not inside_scratch(path):
             refuse(f"{event} {path!r} for writing (a lab may write only in its scratch folder)")
+        named = (plain + os.sep).startswith(closed_names) and not (plain + os.sep).startswith(lab_dir)
+        if named or key_of(path) in forbidden:
+            refuse(f"{event} {path!r} (closed to labs: the course's reference, tests, history, other work)")
         if writes and path.endswith(native_suffixes):
             refuse(f"{event} {path!r} (native code would get round the wall)")
 
