@@ -184,6 +184,8 @@ class LabFolder:
         link = reached_through_a_link(given)
         self.found = {lab: (None, [], link) if link else find_lab_file(lab, folder) for lab in course_lab_files()}
         self.labs = {}  # (lab, hidden) -> the lab object its tests call
+        self.order: list = []  # (lab, hidden) in the order the tests first call them
+        self.called: set = set()  # those the tests have opened so far
         try:
             self.isolation = confine.choose(list(map(str, FORBIDDEN)))
         except confine.Unavailable as error:
@@ -203,7 +205,7 @@ class LabFolder:
         extra = [Path(p) for p in os.environ.get("ACADEMY_GRADING_FORBID", "").split(os.pathsep) if p]
         return FORBIDDEN + extra
 
-    def open(self, lab: str, hidden: bool = False):
+    def open(self, lab: str, hidden: bool = False, prestart_next: bool = True):
         if (lab, hidden) not in self.labs:
             path, _, reason = self.found.get(lab, (None, [], f"there is no lab {lab} in this course"))
             if path is None:
@@ -211,7 +213,16 @@ class LabFolder:
             else:
                 self.labs[lab, hidden] = remote.RemoteLab(lab, path, self.files(), self.given(lab),
                                                           self.forbidden(), self.isolation)
+        if prestart_next and (lab, hidden) not in self.called:
+            self.called.add((lab, hidden))
+            self.prestart_after((lab, hidden))
         return self.labs[lab, hidden]
+
+    def prestart_after(self, opened: tuple) -> None:
+        """Start the worker the tests will call after `opened`'s, so that it loads while they run."""
+        following = self.order[self.order.index(opened) + 1:] if opened in self.order else []
+        if following and following[0] not in self.labs:
+            getattr(self.open(*following[0], prestart_next=False), "prestart", lambda: None)()
 
     def refusals(self, lab: str) -> list:
         """What the wall refused the lab, in its public and its hidden workers."""
@@ -301,6 +312,9 @@ class GradeBook:
                 shares.update({item.nodeid: points / len(by_test) / len(cases) for item in cases})
         for item in graded:  # in the order they run
             self.enter(item, *grading_target(item), shares[item.nodeid])
+            opens = (grading_target(item)[0], "/hidden/" in item.nodeid)
+            if opens not in self.lab_folder.order:
+                self.lab_folder.order.append(opens)
             item.add_marker(pytest.mark.timeout(remote.TEST_LIMITS * self.limit(item) + OUTER_GUARD))
 
     def enter(self, item, lab: str, function: str, points: float) -> None:

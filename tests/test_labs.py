@@ -6,7 +6,6 @@ import ast
 import importlib.util
 import re
 import subprocess
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import labkit
 import labkit.cases
 import pytest
+from scratch import temporary_folder
 from offline import run_offline
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,7 +84,7 @@ def start_early(session) -> None:
         return
     labs = sorted((path.stem.split("-")[0] for path in SOLUTIONS), key=lambda lab: -int(lab[3:]))
     for lab in labs:
-        STARTED[lab] = LAB_RUNS.submit(run_solution, lab, Path(tempfile.mkdtemp(prefix=f"{lab}-")))
+        STARTED[lab] = LAB_RUNS.submit(run_solution, lab, temporary_folder(f"{lab}-"))
 
 
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)

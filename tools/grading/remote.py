@@ -379,6 +379,7 @@ class RemoteLab:
         self._isolation = isolation
         self._name = name
         self._worker = None
+        self._spare = None  # a worker started ahead of the first call (prestart)
         self._hung: dict[str, str] = {}  # function -> why it is not run again
         self._unavailable = None  # why the lab cannot be loaded, once known
         self.last_call = ""  # the call a failing test met last, for its one-line reason
@@ -411,12 +412,18 @@ class RemoteLab:
         reply = self._wait(worker, Clock.for_a_call(), what, function)
         return self._answer(reply, what)
 
+    def prestart(self) -> None:
+        """Start a worker now, to load in the background while other tests run: most of a
+        worker's cost is its start-up (about a second), and the grader runs two per lab."""
+        if self._worker is None and self._spare is None and not self._unavailable:
+            self._spare = Worker(self._config, self._isolation)
+
     def _start(self) -> Worker:
         """The running worker, started (and the lab loaded) if there is none."""
         if self._worker is not None:
             return self._worker
         started = time.monotonic()
-        worker = Worker(self._config, self._isolation)
+        worker, self._spare = self._spare or Worker(self._config, self._isolation), None
         try:
             ready = worker.receive(STARTUP_LIMIT)
             if ready is None or ready.get("ready") != "trusted":
