@@ -76,7 +76,8 @@ BUDGET_TOKENS = 1000
 def parent_index(units, parents):
     """For each (start, end) unit, the index of the parent sharing most characters with it, or None.
 
-    `parents` are (start, end) spans sorted by start, no two overlapping; ties go to the earlier.
+    `units` and `parents` are (start, end) spans sorted by start, no two parents overlapping;
+    ties go to the earlier parent.
     """
     # TODO(rag10): Map each small unit to the parent chunk it belongs to (the one it shares the
     #   most characters with), so that a match on the unit can hand the reader its

@@ -91,6 +91,10 @@ def token_windows(text, max_tokens, overlap=0):
 
     Windows start and end at token starts, cover every character of the
     text (spaces included) and each counts at most `max_tokens` tokens on its own.
+    Bad arguments raise what check_text_and_window raises (TypeError for a budget
+    or overlap that is not an int, True included; ValueError for one out of range).
+    A token that alone is over the budget (a character of four tokens) cannot be
+    cut: that is a ValueError too.
     """
     # TODO(rag4): Cover every character of the text (spaces included) with windows of at most
     #   max_tokens tokens, neighbours sharing `overlap` tokens. The budget must hold for
@@ -368,7 +372,8 @@ HINTS = {
             "inside the whole, so give back one token at a time until it fits. Start the next "
             "window `overlap` tokens before this one ended, but always after this one's start, so "
             "the loop ends. One token that alone is over budget (a character of four tokens) "
-            "cannot be cut: raise the ValueError of the README's error table."
+            "cannot be cut: raise a ValueError that says which character and what max_tokens "
+            "would hold it."
         ),
         3: (
             "Start with check_text_and_window(text, max_tokens, overlap, \"max_tokens\", "

@@ -260,7 +260,11 @@ def next_clean_cut(text, position, limit):
 
 
 def add_overlap(text, chunks, overlap, index):
-    """Move each chunk's start back by up to `overlap` tokens, to a word start."""
+    """Move each chunk's start back by up to `overlap` tokens, to a word start.
+
+    Never before the previous chunk's start as `chunks` gives it (its start
+    before any overlap), so that no chunk reaches past its neighbour.
+    """
     # TODO(rag5): Let each chunk after the first reach back into the one before by up to `overlap`
     #   tokens, so that a fact on a boundary is whole in one of them, and make that
     #   overlap begin at a word, where it reads well and is counted exactly.
@@ -608,8 +612,8 @@ HINTS = {
         2: (
             "With no overlap there is nothing to do. The first chunk stays as it is. For each "
             "later chunk, find its first token among the index's token starts (a binary search), "
-            "step back `overlap` tokens, but never before the previous chunk's start. From there "
-            "move forward to the first clean cut with the given next_clean_cut, which never "
+            "step back `overlap` tokens, but never before the previous chunk's packed start. From "
+            "there move forward to the first clean cut with the given next_clean_cut, which never "
             "passes the chunk's own start. Only the start moves: the end stays where packing put "
             "it."
         ),

@@ -45,9 +45,9 @@ rag7 = load_lab("rag7")
 # ## 1. The metrics
 #
 # A retrieved chunk is a `Hit`: `(doc_id, start, end)`. A question's gold
-# answer is one or more spans `(doc_id, start, end)` (a "multi_section"
-# question needs two places of its page). Results are lists of hits, best
-# first.
+# answer is one or more distinct spans `(doc_id, start, end)` (a
+# "multi_section" question needs two places of its page). Results are lists
+# of hits, best first.
 
 
 # %%

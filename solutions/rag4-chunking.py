@@ -105,6 +105,10 @@ def token_windows(text, max_tokens, overlap=0):
 
     Windows start and end at token starts, cover every character of the
     text (spaces included) and each counts at most `max_tokens` tokens on its own.
+    Bad arguments raise what check_text_and_window raises (TypeError for a budget
+    or overlap that is not an int, True included; ValueError for one out of range).
+    A token that alone is over the budget (a character of four tokens) cannot be
+    cut: that is a ValueError too.
     """
     # BEGIN SOLUTION
     # hint 1: Cover every character of the text (spaces included) with windows of at most
@@ -119,7 +123,7 @@ def token_windows(text, max_tokens, overlap=0):
     # hint 2: whole, so give back one token at a time until it fits. Start the next window
     # hint 2: `overlap` tokens before this one ended, but always after this one's start, so the
     # hint 2: loop ends. One token that alone is over budget (a character of four tokens) cannot be
-    # hint 2: cut: raise the ValueError of the README's error table.
+    # hint 2: cut: raise a ValueError that says which character and what max_tokens would hold it.
     # hint 3: Start with check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens").
     # hint 3: starts = token_starts(text); token i spans starts[i] to starts[i + 1] (or len(text)).
     # hint 3: A window takes tokens first..last (at most max_tokens of them); while

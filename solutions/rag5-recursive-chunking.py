@@ -297,14 +297,18 @@ def next_clean_cut(text, position, limit):
 
 
 def add_overlap(text, chunks, overlap, index):
-    """Move each chunk's start back by up to `overlap` tokens, to a word start."""
+    """Move each chunk's start back by up to `overlap` tokens, to a word start.
+
+    Never before the previous chunk's start as `chunks` gives it (its start
+    before any overlap), so that no chunk reaches past its neighbour.
+    """
     # BEGIN SOLUTION
     # hint 1: Let each chunk after the first reach back into the one before by up to `overlap`
     # hint 1: tokens, so that a fact on a boundary is whole in one of them, and make that overlap
     # hint 1: begin at a word, where it reads well and is counted exactly.
     # hint 2: With no overlap there is nothing to do. The first chunk stays as it is. For each
     # hint 2: later chunk, find its first token among the index's token starts (a binary search),
-    # hint 2: step back `overlap` tokens, but never before the previous chunk's start. From there
+    # hint 2: step back `overlap` tokens, but never before the previous chunk's packed start. From there
     # hint 2: move forward to the first clean cut with the given next_clean_cut, which never passes
     # hint 2: the chunk's own start. Only the start moves: the end stays where packing put it.
     # hint 3: For each chunk after the first: find the token start `overlap` tokens before the

@@ -42,7 +42,7 @@ def pairs(value):
         ([(20, 25)], [None]),  # in the gap
         ([(19, 30)], [2]),  # 1 in parent 1, 5 in parent 2
         ([(0, 40)], [2]),  # across all three: 15 in the last
-        ([(45, 50), (2, 3)], [None, 0]),
+        ([(2, 3), (45, 50)], [0, None]),  # units come sorted by start, as the lab says
     ],
 )
 def test_parent_index_by_hand(rag10, units, expected):
