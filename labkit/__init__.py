@@ -20,6 +20,7 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
 """
 
 from labkit.cases import TRICKY_TEXTS, Case, Invariants, TrickyText, answer_span, returns, tricky_cases
+from labkit.hints import lab_hints
 from labkit.loading import load_lab
 from labkit.plots import plot_chunk_sizes, show_figure
 from labkit.running import run_lab, show_hint
@@ -27,5 +28,5 @@ from labkit.view import show_chunks, view_chunks
 
 __all__ = [
     "TRICKY_TEXTS", "Case", "Invariants", "TrickyText", "answer_span", "returns", "tricky_cases", "load_lab",
-    "plot_chunk_sizes", "show_figure", "run_lab", "show_hint", "show_chunks", "view_chunks",
+    "plot_chunk_sizes", "show_figure", "run_lab", "show_hint", "show_chunks", "view_chunks", "lab_hints",
 ]

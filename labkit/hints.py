@@ -1,9 +1,11 @@
 """Hints in three levels for each TODO: --hint N on a lab's command line, show_hint(N) in a notebook.
 
 A TODO shows its first hint: what the function must achieve, and why. The
-student lab holds every level in HINTS = {function: {1: the goal, 2: the
-approach, 3: close to code}}, a cell written by tools/make_labs.py, so a
-student's copy needs nothing else. The next level is one request away:
+other levels are asked for, not read: they live in labs/hints/ragN.json
+({function: {"1": the goal, "2": the approach, "3": close to code}}, written
+by tools/make_labs.py), which the lab loads as HINTS = lab_hints("ragN"), so
+a student reading the lab or its notebook never meets them. The next level is
+one request away:
 `--hint N` on the lab's command line, show_hint(N) in a notebook. Without a
 function's name, a request is for the TODO where the lab stops when run,
 the one its run reports, found by running it: the lab's first function to
@@ -13,14 +15,26 @@ which calls the others, before any of them).
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 
 from labkit.notebook import in_notebook
 
 
 HINT_LEVELS = (1, 2, 3)
+HINTS_FOLDER = Path(__file__).resolve().parent.parent / "labs" / "hints"
+
+
+def lab_hints(lab: str) -> dict:
+    """{function: {level: text}} of lab `lab` ("rag5"), from labs/hints/rag5.json; {} if it has none."""
+    path = HINTS_FOLDER / f"{lab}.json"
+    if not path.is_file():
+        return {}
+    levels = json.loads(path.read_text(encoding="utf-8"))
+    return {function: {int(level): text for level, text in texts.items()} for function, texts in levels.items()}
 
 
 @dataclass(frozen=True)

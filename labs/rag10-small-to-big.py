@@ -671,74 +671,16 @@ def main():
 # ## Hints
 #
 # Each TODO above shows its first hint: what the function must achieve, and
-# why. The next levels are kept here for when you are stuck: the approach, then
-# a sketch close to code. Ask for them one at a time rather than reading on.
-# `python labs/rag10-small-to-big.py --hint 2` runs the lab and shows hint 2
-# for the TODO where it stops; `--hint 3` shows the next level, and `--hint 2
-# parent_index` one function's. In a notebook, run the cells above, then
-# `show_hint(2)` or `show_hint(2, "parent_index")`.
+# why. Two more levels wait until you ask: the approach, then a sketch close to
+# code. `python labs/rag10-small-to-big.py --hint 2` runs the lab and shows
+# hint 2 for the TODO where it stops; `--hint 3` shows the next level, and
+# `--hint 2 parent_index` one function's. In a notebook, run the cells above,
+# then `show_hint(2)` or `show_hint(2, "parent_index")`.
 
 # %%
-from labkit import show_hint  # in a notebook: show_hint(2)
+from labkit import lab_hints, show_hint  # in a notebook: show_hint(2)
 
-HINTS = {
-    "parent_index": {
-        1: (
-            "Map each small unit to the parent chunk it belongs to (the one it shares the most "
-            "characters with), so that a match on the unit can hand the reader its parent."
-        ),
-        2: (
-            "The parents are sorted and disjoint, so a unit can only share characters with the "
-            "last parent starting at or before the unit's start and the parents after it that "
-            "start before the unit ends. Find the first with bisect over the parents' starts, "
-            "then walk forward while parents start before the unit's end, keeping the one sharing "
-            "the most characters (strictly more, so a tie keeps the earlier). No shared character "
-            "at all: None."
-        ),
-        3: (
-            "starts = [s for s, _ in parents]; for each (start, end): i = "
-            "max(bisect_right(starts, start) - 1, 0); walk j from i while parents[j][0] < end, "
-            "shared = min(end, parents[j][1]) - max(start, parents[j][0]); keep j if shared > the "
-            "best so far (starting from 0, best None)."
-        ),
-    },
-    "best_parents": {
-        1: (
-            "Turn a ranking of small units into a ranking of parents, each parent once, because "
-            "the reader should not be handed the same text twice."
-        ),
-        2: (
-            "Walk the units in rank order and look up each one's parent. The first time a parent "
-            "comes up, keep it with that unit (its best); after that, skip its other units. Skip "
-            "units whose parent is None. Keep a set of the parents taken, so that each look-up is "
-            "quick."
-        ),
-        3: (
-            "taken = set(); for unit in ranked_units: parent = parent_of[unit]; if parent is not "
-            "None and parent not in taken: add it, append (parent, unit)."
-        ),
-    },
-    "assemble": {
-        1: (
-            "Hand the reader the best parents in rank order until the reading budget is spent, "
-            "and when a parent is too big for what is left, a window of it around its matched "
-            "unit rather than nothing."
-        ),
-        2: (
-            "Keep what is left of the budget. For each candidate, best first: count the tokens of "
-            "the parent's own text; if they fit in what is left (and in span_tokens), take the "
-            "parent whole. If not, ask window_around (given) for a window of at most that room, "
-            "and take it if there is one, counting its own tokens. Do not stop at a parent that "
-            "does not fit: a later one may. Stop once nothing is left."
-        ),
-        3: (
-            "left = budget_tokens; for doc_id, parent, unit: stop if left <= 0; room = min(left, "
-            "span_tokens); tokens = count_tokens(text[start:end]) of the parent; if tokens > "
-            "room: span = window_around(text, parent, unit, room), skip if None, and recount; "
-            "append (doc_id, *span) and take its tokens off left."
-        ),
-    },
-}
+HINTS = lab_hints("rag10")  # labs/hints/rag10.json: asked for, not read
 
 
 # %%

@@ -322,69 +322,16 @@ def main():
 # ## Hints
 #
 # Each TODO above shows its first hint: what the function must achieve, and
-# why. The next levels are kept here for when you are stuck: the approach, then
-# a sketch close to code. Ask for them one at a time rather than reading on.
-# `python labs/rag4-chunking.py --hint 2` runs the lab and shows hint 2 for the
-# TODO where it stops; `--hint 3` shows the next level, and `--hint 2
+# why. Two more levels wait until you ask: the approach, then a sketch close to
+# code. `python labs/rag4-chunking.py --hint 2` runs the lab and shows hint 2
+# for the TODO where it stops; `--hint 3` shows the next level, and `--hint 2
 # word_windows` one function's. In a notebook, run the cells above, then
 # `show_hint(2)` or `show_hint(2, "word_windows")`.
 
 # %%
-from labkit import show_hint  # in a notebook: show_hint(2)
+from labkit import lab_hints, show_hint  # in a notebook: show_hint(2)
 
-HINTS = {
-    "word_windows": {
-        1: (
-            "Cover every word of the text with windows of `size` words, neighbours sharing "
-            "`overlap` words, so that a fact on a window's edge still lands whole in another "
-            "window. Each window is an exact slice of the text at its true offsets: that is what "
-            "a reader is shown and an answer cites."
-        ),
-        2: (
-            "Check the arguments first with the course's shared check, which raises the errors "
-            "every chunker gives. Find each word's start and end offset once (a word is a run of "
-            "non-space characters), then walk that list in steps of size - overlap words. A "
-            "window runs from its first word's start to its last word's end, so the text between "
-            "words stays as it was; the last window may hold fewer words. Stop after the window "
-            "that reaches the last word, or the windows after it would only repeat it. A text "
-            "with no words has no windows."
-        ),
-        3: (
-            "Start with check_text_and_window(text, size, overlap) for the errors. Find word "
-            "spans with re.finditer(r\"\\S+\", text): match.start(), match.end(). Window k covers "
-            "words[first : first + size], first = k * (size - overlap); stop after the window "
-            "that holds the last word. Build each with make_chunk."
-        ),
-    },
-    "token_windows": {
-        1: (
-            "Cover every character of the text (spaces included) with windows of at most "
-            "max_tokens tokens, neighbours sharing `overlap` tokens. The budget must hold for "
-            "each window counted on its own, as an embedding API will count it, and no window may "
-            "cut a token in half."
-        ),
-        2: (
-            "Check the arguments as in word_windows, passing the names that make the messages "
-            "speak of max_tokens and tokens. Tokenize the text once to learn where each token "
-            "starts; a window runs from one token's start to the start of the token after its "
-            "last (or to the end of the text). Take as many tokens as the budget allows, then "
-            "count the window's own text: on its own a slice can need a token more than it had "
-            "inside the whole, so give back one token at a time until it fits. Start the next "
-            "window `overlap` tokens before this one ended, but always after this one's start, so "
-            "the loop ends. One token that alone is over budget (a character of four tokens) "
-            "cannot be cut: raise a ValueError that says which character and what max_tokens "
-            "would hold it."
-        ),
-        3: (
-            "Start with check_text_and_window(text, max_tokens, overlap, \"max_tokens\", "
-            "\"tokens\"). starts = token_starts(text); token i spans starts[i] to starts[i + 1] "
-            "(or len(text)). A window takes tokens first..last (at most max_tokens of them); "
-            "while count_tokens(window text) > max_tokens, drop its last token; if only one token "
-            "is left and it is still over, raise ValueError. The next window starts `overlap` "
-            "tokens before this one ended, and always moves forward."
-        ),
-    },
-}
+HINTS = lab_hints("rag4")  # labs/hints/rag4.json: asked for, not read
 
 
 # %%

@@ -547,110 +547,16 @@ def main():
 # ## Hints
 #
 # Each TODO above shows its first hint: what the function must achieve, and
-# why. The next levels are kept here for when you are stuck: the approach, then
-# a sketch close to code. Ask for them one at a time rather than reading on.
-# `python labs/rag5-recursive-chunking.py --hint 2` runs the lab and shows hint
-# 2 for the TODO where it stops; `--hint 3` shows the next level, and `--hint 2
-# split_at_seams` one function's. In a notebook, run the cells above, then
-# `show_hint(2)` or `show_hint(2, "split_at_seams")`.
+# why. Two more levels wait until you ask: the approach, then a sketch close to
+# code. `python labs/rag5-recursive-chunking.py --hint 2` runs the lab and
+# shows hint 2 for the TODO where it stops; `--hint 3` shows the next level,
+# and `--hint 2 split_at_seams` one function's. In a notebook, run the cells
+# above, then `show_hint(2)` or `show_hint(2, "split_at_seams")`.
 
 # %%
-from labkit import show_hint  # in a notebook: show_hint(2)
+from labkit import lab_hints, show_hint  # in a notebook: show_hint(2)
 
-HINTS = {
-    "split_at_seams": {
-        1: (
-            "Cut text[start:end] into spans that tile it exactly and each fit in max_tokens, "
-            "cutting at the coarsest kind of seam that works (a paragraph break before a line "
-            "break, a line break before a sentence end, and so on), so that pieces end where the "
-            "text itself breaks."
-        ),
-        2: (
-            "Work recursively, one seam level at a time. A span that fits already is the whole "
-            "answer. Otherwise cut it after every match of the current seam inside it; if the "
-            "seam never occurs there, try the next finer seam on the same span. Of the pieces, "
-            "keep those that fit and send each one that does not to the next finer level. When no "
-            "seam is left, fall back to rag4's token windows, whose offsets are relative to the "
-            "slice they were given. Size spans with the TokenIndex (all the pieces of a cut in "
-            "one call), never with count_tokens: the page must not be tokenized again."
-        ),
-        3: (
-            "If index.estimate(start, end) <= max_tokens, the span is fine: return [(start, "
-            "end)]. If level == len(SEAMS), no seam is left: cut with "
-            "rag4.token_windows(text[start:end], max_tokens) and shift each window's offsets by "
-            "start. Else cut where every SEAMS[level] match inside [start, end) ends "
-            "(pattern.finditer(text, start, end)); if that gives one piece, try level + 1. Keep "
-            "each piece that fits (index.estimates(pieces) sizes them all at once); split the "
-            "others at level + 1."
-        ),
-    },
-    "pack": {
-        1: (
-            "Merge neighbouring spans into as few chunks as possible, in order, each within "
-            "max_tokens, so that chunks are as full as the seams allow instead of one small piece "
-            "each."
-        ),
-        2: (
-            "Greedy, in one pass: keep the chunk being built and its running total of tokens. "
-            "Each next span joins that chunk if the total stays within budget, or else starts a "
-            "new chunk. Adding the given sizes is all the counting there is (estimates add up at "
-            "clean cuts). A span over budget on its own still becomes a chunk of its own; never "
-            "drop or reorder a span."
-        ),
-        3: (
-            "Walk the spans with their sizes, keeping the current chunk's (start, end) and its "
-            "running total of tokens. If the total plus the span's size is <= max_tokens, extend "
-            "the chunk to the span's end; otherwise start a new chunk at the span."
-        ),
-    },
-    "add_overlap": {
-        1: (
-            "Let each chunk after the first reach back into the one before by up to `overlap` "
-            "tokens, so that a fact on a boundary is whole in one of them, and make that overlap "
-            "begin at a word, where it reads well and is counted exactly."
-        ),
-        2: (
-            "With no overlap there is nothing to do. The first chunk stays as it is. For each "
-            "later chunk, find its first token among the index's token starts (a binary search), "
-            "step back `overlap` tokens, but never before the previous chunk's packed start. From "
-            "there move forward to the first clean cut with the given next_clean_cut, which never "
-            "passes the chunk's own start. Only the start moves: the end stays where packing put "
-            "it."
-        ),
-        3: (
-            "For each chunk after the first: find the token start `overlap` tokens before the "
-            "chunk's start (index.starts.searchsorted(start) finds the chunk's first token), not "
-            "before the previous chunk's start. Move forward from there to the first clean cut, "
-            "the space before a word or the start of a line (next_clean_cut(text, reach, chunk's "
-            "start)), and begin the chunk there."
-        ),
-    },
-    "recursive_chunks": {
-        1: (
-            "Turn a text into chunks of at most max_tokens tokens that end at the coarsest seams "
-            "the budget allows and share about `overlap` tokens, each with its exact token count: "
-            "whole thoughts within the embedder's limit, from a text tokenized only once."
-        ),
-        2: (
-            "Check the arguments as in rag4; an empty text has no chunks. Packing must aim below "
-            "max_tokens to leave room for the overlap: the given packing_budget says how far. "
-            "Build one TokenIndex, split the whole text at its seams within that budget, pack the "
-            "spans (sized by the index), then add the overlap. Last, read each chunk's exact "
-            "count from the index: nearly all fit and become chunks; the rare one over budget "
-            "goes to the given fit_over_budget, which needs where that chunk started before the "
-            "overlap was added."
-        ),
-        3: (
-            "check_text_and_window(text, max_tokens, overlap, \"max_tokens\", \"tokens\"); \"\" "
-            "gives []. budget = packing_budget(max_tokens, overlap) leaves room for the overlap. "
-            "index = TokenIndex(text); spans = split_at_seams(...); packed = pack(spans, "
-            "index.estimates(spans), budget); overlapped = add_overlap(...). "
-            "index.counts(overlapped) counts all the overlapped chunks at once "
-            "(index.count(start, end) counts one); make_chunk(text, start, end, n_tokens) each "
-            "that fits, and fit_over_budget() the rare one that does not."
-        ),
-    },
-}
+HINTS = lab_hints("rag5")  # labs/hints/rag5.json: asked for, not read
 
 
 # %%

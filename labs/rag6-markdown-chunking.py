@@ -307,140 +307,16 @@ def main():
 # ## Hints
 #
 # Each TODO above shows its first hint: what the function must achieve, and
-# why. The next levels are kept here for when you are stuck: the approach, then
-# a sketch close to code. Ask for them one at a time rather than reading on.
-# `python labs/rag6-markdown-chunking.py --hint 2` runs the lab and shows hint
-# 2 for the TODO where it stops; `--hint 3` shows the next level, and `--hint 2
-# atx_heading` one function's. In a notebook, run the cells above, then
-# `show_hint(2)` or `show_hint(2, "atx_heading")`.
+# why. Two more levels wait until you ask: the approach, then a sketch close to
+# code. `python labs/rag6-markdown-chunking.py --hint 2` runs the lab and shows
+# hint 2 for the TODO where it stops; `--hint 3` shows the next level, and
+# `--hint 2 atx_heading` one function's. In a notebook, run the cells above,
+# then `show_hint(2)` or `show_hint(2, "atx_heading")`.
 
 # %%
-from labkit import show_hint  # in a notebook: show_hint(2)
+from labkit import lab_hints, show_hint  # in a notebook: show_hint(2)
 
-HINTS = {
-    "atx_heading": {
-        1: (
-            "Recognise a `#` heading and give its level and title: headings open the sections, "
-            "and their titles become each chunk's heading path."
-        ),
-        2: (
-            "Use the given ATX_HEADING pattern: one to six #s, then a space or the end of the "
-            "line (#tag is not a heading). The level is the number of #s. A heading may end with "
-            "a closing run of #s that is not part of its title: remove it with the given "
-            "CLOSING_HASHES (it needs a space before it, or to be all the title has), then strip "
-            "the spaces around the title."
-        ),
-        3: (
-            "Match ATX_HEADING; the level is the number of #s. Drop a closing run of #s "
-            "(CLOSING_HASHES: it needs a space before it, or to be all there is), then strip."
-        ),
-    },
-    "fence_opening": {
-        1: (
-            "Tell whether a line opens a fenced code block, and with which character and how long "
-            "a fence: that decides which line closes the block, and everything up to it is code "
-            "that no chunk may cut and no heading rule may read."
-        ),
-        2: (
-            "Use the given FENCE_OPENING pattern: three or more backticks or tildes after at most "
-            "three spaces, then the rest of the line (the info string, such as a language name). "
-            "One CommonMark rule to watch: after a backtick fence, the info string may not hold a "
-            "backtick (that line is inline code, not a fence); tildes have no such rule. Anything "
-            "else opens nothing: return None."
-        ),
-        3: (
-            "Match FENCE_OPENING. A backtick fence may not have a backtick in the rest of the "
-            "line (its \"info string\"). Return (fence[0], len(fence))."
-        ),
-    },
-    "closes_fence": {
-        1: (
-            "Tell whether a line closes the fenced block opened with `length` times `char`, so "
-            "that the block ends where CommonMark says and a shorter or different fence inside it "
-            "stays code."
-        ),
-        2: (
-            "Use the given FENCE_CLOSING pattern: a fence with nothing after it but spaces. It "
-            "closes the block only if it is made of the same character as the opening fence and "
-            "is at least as long; a longer one closes too. Any other line leaves the block open."
-        ),
-        3: "Match FENCE_CLOSING: its fence must be the same char, at least `length` long.",
-    },
-    "is_table_start": {
-        1: (
-            "Tell whether line i starts a GitHub table, so that the chunker keeps the table whole "
-            "with its header row, which names the columns every row's values depend on."
-        ),
-        2: (
-            "A table is a header row followed by a delimiter row. Check, cheapest first: there is "
-            "a next line; line i holds a pipe and is not indented four columns or more (that "
-            "would be indented code); the next line is a delimiter row (the given "
-            "is_delimiter_row); and both rows have as many cells, counted with the given "
-            "table_cells, which ignores outer pipes."
-        ),
-        3: (
-            "Needs a next line; lines[i].text must contain \"|\" and not be indented 4 or more; "
-            "lines[i + 1].text must pass is_delimiter_row; and the header must have as many "
-            "table_cells as the delimiter row has."
-        ),
-    },
-    "enter_section": {
-        1: (
-            "Give the heading path after a new heading, so that every chunk knows which chain of "
-            "headings it sits under, even when its own text never names them."
-        ),
-        2: (
-            "A heading closes every open heading of its own level or deeper and stays under the "
-            "ones above it: a new level-2 heading replaces the previous one and anything under "
-            "it, and stays under the current level-1 heading. So keep, in order, the entries of "
-            "the path whose level is smaller than the new one's, and add the new heading at the "
-            "end. Return a tuple: paths are compared and stored in chunks, so they must not "
-            "change."
-        ),
-        3: (
-            "Keep the entries of `path` whose level is smaller than `level`, then append (level, "
-            "title). Return a tuple."
-        ),
-    },
-    "chunk_section": {
-        1: (
-            "Pack one section into chunks within max_tokens, each with its exact token count, "
-            "without ever cutting a fenced block or a table: one that alone is over budget stays "
-            "a chunk of its own (the caller flags it oversize)."
-        ),
-        2: (
-            "The given pieces_of does the cutting: it splits big paragraphs at rag5's seams "
-            "around any nested fence or table and glues each heading to what follows. Pack its "
-            "pieces with rag5's pack, sized by their own token counts, then count each packed "
-            "chunk exactly with the index. Nearly all fit. The pieces of a chunk that does not go "
-            "to the given repack_exactly, which packs them again counting exactly, never cutting "
-            "what must stay whole. Return (start, end, tokens) for each chunk."
-        ),
-        3: (
-            "pieces = pieces_of(...); pack [(p.start, p.end) for p in pieces] with rag5.pack, "
-            "sized by [p.tokens for p in pieces]; count each packed (start, end) with "
-            "index.count. Within budget: keep (start, end, count); else add repack_exactly(text, "
-            "the pieces inside [start, end), max_tokens, index, regions)."
-        ),
-    },
-    "markdown_chunks": {
-        1: (
-            "Refuse bad arguments before any work, with the same errors as every chunker in the "
-            "course, so that a caller's mistake is named at once and alike everywhere; an empty "
-            "text has no chunks."
-        ),
-        2: (
-            "The course's shared check of the text and the window does the refusing (pass the "
-            "names that make its messages speak of max_tokens and tokens); then an empty text "
-            "returns an empty list. Reading the document, its sections and their chunks is given "
-            "after this part."
-        ),
-        3: (
-            "Reject bad parameters with check_text_and_window(text, max_tokens, overlap, "
-            "\"max_tokens\", \"tokens\"); an empty text has no chunks. The rest is given below."
-        ),
-    },
-}
+HINTS = lab_hints("rag6")  # labs/hints/rag6.json: asked for, not read
 
 
 # %%

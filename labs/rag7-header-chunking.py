@@ -365,60 +365,16 @@ def main():
 # ## Hints
 #
 # Each TODO above shows its first hint: what the function must achieve, and
-# why. The next levels are kept here for when you are stuck: the approach, then
-# a sketch close to code. Ask for them one at a time rather than reading on.
-# `python labs/rag7-header-chunking.py --hint 2` runs the lab and shows hint 2
-# for the TODO where it stops; `--hint 3` shows the next level, and `--hint 2
-# make_header` one function's. In a notebook, run the cells above, then
-# `show_hint(2)` or `show_hint(2, "make_header")`.
+# why. Two more levels wait until you ask: the approach, then a sketch close to
+# code. `python labs/rag7-header-chunking.py --hint 2` runs the lab and shows
+# hint 2 for the TODO where it stops; `--hint 3` shows the next level, and
+# `--hint 2 make_header` one function's. In a notebook, run the cells above,
+# then `show_hint(2)` or `show_hint(2, "make_header")`.
 
 # %%
-from labkit import show_hint  # in a notebook: show_hint(2)
+from labkit import lab_hints, show_hint  # in a notebook: show_hint(2)
 
-HINTS = {
-    "make_header": {
-        1: (
-            "Build the one-line header embedded with every chunk of a section (title, heading "
-            "path, then a few metadata fields), so that the embedder sees what a chunk is about "
-            "even when its text never says it."
-        ),
-        2: (
-            "Join the document's title and the section's headings with ' › ', leaving out empty "
-            "parts. Then, if the metadata has fields with a value, write each as its name in "
-            "words (underscores become spaces) followed by its value, separate them with '; ' and "
-            "put them in parentheses after the path. No fields, no parentheses."
-        ),
-        3: (
-            "Join the title and the section's headings with \" › \" (leave out empty ones). If "
-            "metadata has fields with a value, append \" (\" + \"; \".join(f\"{key with _ as "
-            "space} {value}\") + \")\"."
-        ),
-    },
-    "header_chunks": {
-        1: (
-            "Chunk a Markdown page as rag6 does, but give every chunk the header of its section "
-            "and keep header and text together within max_tokens, because the embedding model's "
-            "limit applies to all it embeds."
-        ),
-        2: (
-            "Check the arguments as before, and that the title is a string (a TypeError "
-            "otherwise); an empty text has no chunks. When the caller gives no metadata, take the "
-            "HEADER_FIELDS found in the page's front matter. Read the document once with rag6, at "
-            "rag5's packing budget. The front-matter chunk, if there is one, gets a header of the "
-            "title and the metadata (no heading), flagged oversize if the two exceed max_tokens. "
-            "Each section then goes to the given section_with_header, with a header made of the "
-            "title, that section's heading titles and the metadata."
-        ),
-        3: (
-            "check_text_and_window(...) as before, and title must be a str (TypeError). \"\" "
-            "gives []. metadata None means: the HEADER_FIELDS found in "
-            "rag6.front_matter(text)[0]. document = rag6.read_document(text, "
-            "rag5.packing_budget(max_tokens, overlap)); the front matter chunk (if any) gets "
-            "make_header(title, (), metadata); then for each section call "
-            "section_with_header(text, section, make_header(...), max_tokens, overlap, document)."
-        ),
-    },
-}
+HINTS = lab_hints("rag7")  # labs/hints/rag7.json: asked for, not read
 
 
 # %%

@@ -469,80 +469,16 @@ def reversed_ranking_mrr(questions, chunks):
 # ## Hints
 #
 # Each TODO above shows its first hint: what the function must achieve, and
-# why. The next levels are kept here for when you are stuck: the approach, then
-# a sketch close to code. Ask for them one at a time rather than reading on.
-# `python labs/rag8-evaluate-chunking.py --hint 2` runs the lab and shows hint
-# 2 for the TODO where it stops; `--hint 3` shows the next level, and `--hint 2
-# recall_at_k` one function's. In a notebook, run the cells above, then
-# `show_hint(2)` or `show_hint(2, "recall_at_k")`.
+# why. Two more levels wait until you ask: the approach, then a sketch close to
+# code. `python labs/rag8-evaluate-chunking.py --hint 2` runs the lab and shows
+# hint 2 for the TODO where it stops; `--hint 3` shows the next level, and
+# `--hint 2 recall_at_k` one function's. In a notebook, run the cells above,
+# then `show_hint(2)` or `show_hint(2, "recall_at_k")`.
 
 # %%
-from labkit import show_hint  # in a notebook: show_hint(2)
+from labkit import lab_hints, show_hint  # in a notebook: show_hint(2)
 
-HINTS = {
-    "recall_at_k": {
-        1: (
-            "Measure the share of a question's gold spans that one of the first k retrieved "
-            "chunks holds whole, because a chunk holding half an answer cannot answer."
-        ),
-        2: (
-            "Look only at the first k hits. For each gold span, ask whether any of them holds it "
-            "(the given holds() checks the page and both ends). Count the spans found and divide "
-            "by the number of gold spans, so that two spans with one found score 0.5."
-        ),
-        3: (
-            "For each gold span, is there a hit among hits[:k] that holds() it? Return the number "
-            "of such spans divided by len(gold)."
-        ),
-    },
-    "mrr_at_k": {
-        1: (
-            "Score how high the first useful chunk ranks: 1 if it is the top hit, 1/2 if second, "
-            "and so on, 0 if none of the first k holds an answer, because a reader starts at the "
-            "top."
-        ),
-        2: (
-            "Walk the first k hits in rank order, ranks counted from 1. At the first hit that "
-            "holds any gold span, return the reciprocal of its rank; the hits after it do not "
-            "matter. If none does, the score is 0.0."
-        ),
-        3: (
-            "Walk hits[:k] with their rank (1 = best); return 1 / rank at the first that holds() "
-            "any gold span."
-        ),
-    },
-    "coverage_at_k": {
-        1: (
-            "Measure what share of the answer's characters the first k chunks cover, whole or not "
-            "(what Chroma's evaluation calls recall): a chunk holding part of an answer counts "
-            "for that part."
-        ),
-        2: (
-            "Count every character once, however many hits cover it: merge the overlapping ranges "
-            "of the first k hits, and of the gold spans, with the given merged(). Then divide the "
-            "characters the two share (shared_characters) by the answer's characters (characters)."
-        ),
-        3: "shared_characters(merged(hits[:k]), merged(gold)) / characters(merged(gold)).",
-    },
-    "precision_and_iou": {
-        1: (
-            "Measure how much of what was retrieved is answer (precision), and how well retrieved "
-            "and answer characters overlap (intersection over union), because retrieving whole "
-            "pages finds answers but makes a model read a lot of nothing."
-        ),
-        2: (
-            "Work in characters, each counted once: merge the first k hits, and the gold spans, "
-            "with merged(). The shared characters over the retrieved ones is the precision; over "
-            "the union (retrieved plus answer, less what they share) it is the IoU. When nothing "
-            "was retrieved, return zeros rather than divide by zero."
-        ),
-        3: (
-            "Merge the first k hits and the gold spans with merged(); count with characters() and "
-            "shared_characters(). precision = shared / retrieved; IoU = shared / (retrieved + "
-            "gold - shared). Return (0.0, 0.0) when nothing was retrieved."
-        ),
-    },
-}
+HINTS = lab_hints("rag8")  # labs/hints/rag8.json: asked for, not read
 
 
 # %%

@@ -467,110 +467,16 @@ def main():
 # ## Hints
 #
 # Each TODO above shows its first hint: what the function must achieve, and
-# why. The next levels are kept here for when you are stuck: the approach, then
-# a sketch close to code. Ask for them one at a time rather than reading on.
-# `python labs/rag9-semantic-chunking.py --hint 2` runs the lab and shows hint
-# 2 for the TODO where it stops; `--hint 3` shows the next level, and `--hint 2
-# window_texts` one function's. In a notebook, run the cells above, then
-# `show_hint(2)` or `show_hint(2, "window_texts")`.
+# why. Two more levels wait until you ask: the approach, then a sketch close to
+# code. `python labs/rag9-semantic-chunking.py --hint 2` runs the lab and shows
+# hint 2 for the TODO where it stops; `--hint 3` shows the next level, and
+# `--hint 2 window_texts` one function's. In a notebook, run the cells above,
+# then `show_hint(2)` or `show_hint(2, "window_texts")`.
 
 # %%
-from labkit import show_hint  # in a notebook: show_hint(2)
+from labkit import lab_hints, show_hint  # in a notebook: show_hint(2)
 
-HINTS = {
-    "window_texts": {
-        1: (
-            "Give each sentence the text around it, `window` sentences on each side, because a "
-            "lone sentence such as \"Run it again.\" says too little for its embedding to show "
-            "the topic."
-        ),
-        2: (
-            "The sentences are spans in order, so a window is one slice of the text: from the "
-            "start of its first sentence to the end of its last. Clamp both ends to the list, so "
-            "that the first and last sentences get shorter windows instead of an error. One text "
-            "per sentence, in order."
-        ),
-        3: (
-            "For sentence i take text[spans[first][0] : spans[last][1]] with first = max(i - "
-            "window, 0) and last = min(i + window, len(spans) - 1)."
-        ),
-    },
-    "neighbour_distances": {
-        1: (
-            "Measure how far apart in meaning each pair of neighbouring windows is (cosine "
-            "distance), because a jump in distance is where the text moves on to something else."
-        ),
-        2: (
-            "The embedder's rows have unit length, so the cosine of two rows is their dot "
-            "product, and the distance is one minus it. Compare each row with the next: n rows "
-            "give n - 1 distances, in order, as plain floats."
-        ),
-        3: (
-            "Rows are unit length, so the cosine is a dot product: for rows i and i + 1 the "
-            "distance is 1 - vectors[i] @ vectors[i + 1]. One value fewer than rows."
-        ),
-    },
-    "breakpoints": {
-        1: (
-            "Choose where to cut: before every sentence that lies unusually far in meaning from "
-            "the one before it (further than the given percentile of all the page's distances), "
-            "so that chunks end where the topic shifts."
-        ),
-        2: (
-            "Take the threshold over all distances with numpy's percentile. Distance i lies "
-            "between sentences i and i + 1, so a distance above the threshold is a cut before "
-            "sentence i + 1. Return the cuts in order. A page of one sentence has no distances, "
-            "and so no cuts (a percentile of nothing is an error)."
-        ),
-        3: (
-            "threshold = np.percentile(distances, percentile); distance i lies between sentences "
-            "i and i + 1, so a cut there is at sentence i + 1. No distances, no cuts."
-        ),
-    },
-    "best_cuts": {
-        1: (
-            "Choose all the cuts at once, so that the sentences inside each chunk are, in total, "
-            "as similar to each other as possible, with every chunk within max_sentences "
-            "sentences and max_tokens tokens: each chunk is judged whole, not one boundary at a "
-            "time."
-        ),
-        2: (
-            "Dynamic programming over sentence positions: the best value of the first j sentences "
-            "is the best, over the start i of the last chunk, of the best value of the first i "
-            "sentences plus the value of the chunk i..j-1; remember which i won. For each j, try "
-            "i from j - 1 down, so that the chunk grows by one sentence a step and its value and "
-            "tokens grow with a running sum (with_later holds a sentence's scores with the ones "
-            "after it). Stop when the chunk has too many sentences or tokens, but always allow a "
-            "chunk of one sentence. Last, follow the remembered starts back from the end to "
-            "collect the cuts, in order and without 0."
-        ),
-        3: (
-            "n = len(sentence_tokens); best[0] = 0, start[j] = where the last chunk of the best "
-            "split of the first j sentences begins. For each j, walk i down from j - 1 while j - "
-            "i <= max_sentences and the tokens of sentences i..j-1 fit max_tokens (always take i "
-            "= j - 1); the chunk's value grows by with_later[j - 1 - i, i] (sentence i with the "
-            "ones after it). Keep the best. Then follow start[] back from n to list the cuts."
-        ),
-    },
-    "semantic_chunks": {
-        1: (
-            "Refuse bad arguments before any work, with the errors every chunker in the course "
-            "gives and one more for an unknown method, so that a caller's mistake is named at "
-            "once; an empty text has no chunks."
-        ),
-        2: (
-            "Use the course's shared check of the text and the window (no overlap here; the names "
-            "for max_tokens and tokens). Then refuse any method but the lab's two with a "
-            "ValueError that names both and the one given. An empty text returns an empty list. "
-            "The rest of the function is given after this part."
-        ),
-        3: (
-            "Check the parameters as in rag5 (check_text_and_window with overlap 0) and that "
-            "method is \"breakpoints\" or \"global\" (ValueError naming both); \"\" gives []. The "
-            "rest is given."
-        ),
-    },
-}
+HINTS = lab_hints("rag9")  # labs/hints/rag9.json: asked for, not read
 
 
 # %%

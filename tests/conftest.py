@@ -290,6 +290,7 @@ class GradeBook:
         self.times = defaultdict(float)  # test (lab::name) -> the longest of its cases, in seconds
         self.reference_times = (json.loads(REFERENCE_TIMES.read_text()) if REFERENCE_TIMES.is_file()
                                 else {})
+        self.list_failures = False  # each failure in a line of the grades table (one_line_failures)
 
     # -- collection: shares and limits
 
@@ -310,12 +311,25 @@ class GradeBook:
                 raise pytest.UsageError(f"{lab}.{function} has no points in tools/grading/points.py")
             for cases in by_test.values():
                 shares.update({item.nodeid: points / len(by_test) / len(cases) for item in cases})
+        if graded and len(graded) == len(items):
+            self.one_line_failures(config)
         for item in graded:  # in the order they run
             self.enter(item, *grading_target(item), shares[item.nodeid])
             opens = (grading_target(item)[0], "/hidden/" in item.nodeid)
             if opens not in self.lab_folder.order:
                 self.lab_folder.order.append(opens)
             item.add_marker(pytest.mark.timeout(remote.TEST_LIMITS * self.limit(item) + OUTER_GUARD))
+
+    def one_line_failures(self, config) -> None:
+        """A run of grading tests alone (a student's `pytest`, a grader) says each failure in one
+        line, in the grades table, rather than in tracebacks; `-v` or `--tb` brings them back."""
+        if config.option.verbose > 0 or config.option.tbstyle != "auto":
+            return
+        config.option.tbstyle = "no"
+        terminal = config.pluginmanager.getplugin("terminalreporter")
+        if terminal is not None:
+            terminal.reportchars = terminal.reportchars.replace("f", "").replace("E", "")
+        self.list_failures = True
 
     def enter(self, item, lab: str, function: str, points: float) -> None:
         """Enter `item` as not run, so that even an interrupted run lists every test."""
@@ -400,6 +414,10 @@ class GradeBook:
         for name, lab in report["labs"].items():
             write(f"  {name:<8} {lab['earned']:>6.2f} / {lab['possible']:<4g}"
                   + (f"  ({'; '.join(lab['warnings'] + lab['flags'])})" if lab["warnings"] or lab["flags"] else ""))
+            if self.list_failures:
+                for test in lab["tests"]:
+                    if test["outcome"] != "passed":
+                        write(f"      {test['name']}: {test['message']}")
         write(f"  {'total':<8} {report['earned']:>6.2f} / {report['possible']:<4g}")
         path = config.getoption("--grade-json")
         if path:

@@ -3,6 +3,7 @@ hint and give the next levels on request (`--hint`), labs/ in sync; and the docs
 solutions print, and their images show what they make (tools/make_docs.py)."""
 
 import ast
+import json
 import importlib.util
 import re
 import subprocess
@@ -104,7 +105,7 @@ def test_solution_lab_passes_offline(solution, solution_run):
 
 
 # --------------------------------------------------------------------------
-# The docs quote the labs (README.md, benchmarks/README.md: make_docs.PAGES),
+# The docs quote the labs (README.md, benchmarks/README.md, the handout's README: make_docs.PAGES),
 # and the images of docs/ show what they make
 # --------------------------------------------------------------------------
 # Checked against the runs above (no lab runs again) with tools/make_docs.py's
@@ -115,8 +116,11 @@ REFRESH = "run: python tools/make_docs.py"
 
 
 @pytest.mark.parametrize("block", QUOTED_BLOCKS, ids=lambda block: f"{block.lab}-{block.name}")
-def test_the_docs_quote_what_the_lab_prints(block, solution_run):
-    stdout = solution_run(block.lab).result.stdout
+def test_the_docs_quote_what_the_lab_prints(block, solution_run, tmp_path):
+    if block.lab.endswith(DOCS.STUB):  # the student's lab, which stops at its first TODO at once
+        stdout = DOCS.run_labs([block.lab], tmp_path)[block.lab]
+    else:
+        stdout = solution_run(block.lab).result.stdout
     absent = block.quote.absent(stdout)
     if absent:
         pytest.skip(f"{block.lab} printed {absent!r}: nothing to check the quote against")
@@ -188,28 +192,28 @@ def test_generator_turns_a_region_into_a_stub_that_shows_level_1_and_keeps_the_r
     assert "2 * x" not in function, "the reference code is gone"
     goal = "Give twice x, because the caller needs it."
     assert f"    # TODO(rag9): {goal}\n    #   {MORE_HELP}\n" in function
-    assert "Multiply" not in function, "level 2 is asked for, not shown"
-    assert hints.index("HINTS = {") < hints.index('if __name__ == "__main__":'), "read before"
+    assert "Multiply" not in stub, "level 2 is asked for, not shown, in the lab nor its hints cell"
+    assert hints.index('HINTS = lab_hints("rag9")') < hints.index('if __name__ == "__main__":'), "read before"
     namespace = names_of(stub)
     with pytest.raises(NotImplementedError) as error:
         namespace["f"](1)
     assert str(error.value) == f"TODO(rag9) f(): {goal} {MORE_HELP}"
-    assert namespace["HINTS"] == {
-        "f": {1: goal, 2: "Multiply, do not add in a loop.", 3: "return 2 * x"}
-    }
+    _, levels = make_labs().student_files(REGION, "rag9-demo.py")
+    assert json.loads(levels) == {"f": {"1": goal, "2": "Multiply, do not add in a loop.", "3": "return 2 * x"}}
 
 
 def test_a_region_with_level_1_alone_offers_no_more_help():
-    stub = make_labs().student_version(region("# hint 1: Say yes."), "rag9-demo.py")
+    stub, levels = make_labs().student_files(region("# hint 1: Say yes."), "rag9-demo.py")
     assert "More help" not in stub
-    assert names_of(stub)["HINTS"] == {"f": {1: "Say yes."}}
+    assert json.loads(levels) == {"f": {"1": "Say yes."}}
 
 
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
 def test_every_todo_shows_its_level_1_and_carries_three_levels(solution):
-    stub = make_labs().student_version(solution.read_text(encoding="utf-8"), solution.name)
+    stub, levels = make_labs().student_files(solution.read_text(encoding="utf-8"), solution.name)
     assert "BEGIN SOLUTION" not in stub and "END SOLUTION" not in stub, "refused by the handout"
-    hints = names_of(re.search(r"^HINTS = \{$.*?^\}$", stub, re.M | re.S).group())["HINTS"]
+    hints = {function: {int(level): text for level, text in texts.items()}
+             for function, texts in json.loads(levels).items()}
     raises = [node for node in ast.walk(ast.parse(stub)) if isinstance(node, ast.Raise)
               and getattr(getattr(node.exc, "func", None), "id", "") == "NotImplementedError"]
     raised = [node.exc.args[0].value for node in sorted(raises, key=lambda node: node.lineno)]
@@ -250,6 +254,18 @@ def test_generator_rejects_malformed_regions(source, problem):
 # --------------------------------------------------------------------------
 
 RAG5 = "rag5-recursive-chunking.py"
+
+
+def test_no_hint_beyond_level_1_is_in_a_lab_or_its_notebook():
+    """Levels 2 and 3 are asked for (--hint, show_hint), never met while reading the lab."""
+    readable = [path.read_text(encoding="utf-8") for path in [*(ROOT / "labs").glob("rag*-*.py"),
+                                                            *(ROOT / "notebooks" / "labs").glob("*.ipynb")]]
+    for hints in (ROOT / "labs" / "hints").glob("*.json"):
+        for function, levels in json.loads(hints.read_text(encoding="utf-8")).items():
+            for level in ("2", "3"):
+                sample = levels[level][:60]
+                assert not any(sample in text or json.dumps(sample)[1:-1] in text for text in readable), (
+                    f"{hints.name}: hint {level} of {function}() is in a lab or a notebook")
 
 
 def rag5_hints() -> dict:

@@ -51,13 +51,14 @@ import labkit.view
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 # The pages that quote the labs. A quote may sit on any of them; each quote of QUOTES is on one.
-PAGES = (README, ROOT / "benchmarks" / "README.md")
+PAGES = (README, ROOT / "benchmarks" / "README.md", ROOT / "tools" / "grading" / "handout" / "README.md")
 CHUNK_SIZES = ROOT / "docs" / "chunk-sizes.png"
 CHUNK_VIEW = ROOT / "docs" / "chunk-view.png"
 RAG6_PLOT = "rag6-chunk-sizes.png"  # where rag6 saves its plot, in the folder it runs from
 VIEW_LIMIT = 3  # rag5's step 4 shows its first three chunks: view_chunks(page, chunks, limit=3)
 
-BLOCK = re.compile(r"<!-- lab-output (rag\d+): ([\w-]+) -->(.*?)<!-- /lab-output -->", re.S)
+BLOCK = re.compile(r"<!-- lab-output (rag\d+(?:-stub)?): ([\w-]+) -->(.*?)<!-- /lab-output -->", re.S)
+STUB = "-stub"  # "rag4-stub": the student's lab in labs/, run as a student first runs it
 # A plain view as view_chunks prints it: its caption, up to the next step of the lab.
 PRINTED_VIEW = re.compile(
     r"^chunks? \d+(?:-\d+)? of \d+, characters .*?(?=\n\n\d+\. )", re.M | re.S
@@ -180,9 +181,34 @@ def printed_sections(stdout: str, heading: str) -> list[list[str]]:
     return sections
 
 
+def printed_todo(stdout: str) -> tuple[str, str]:
+    """(the TODO's message, its '-> fill in' line) where an unfinished lab stops."""
+    lines = stdout.splitlines()
+    for number, line in enumerate(lines[:-1]):
+        if line.startswith("TODO(") and lines[number + 1].strip().startswith("-> fill in"):
+            return line, lines[number + 1]
+    raise DocsError("the stub printed no TODO followed by its '-> fill in' line")
+
+
+def first_todo(stdout: str) -> str:
+    """The TODO where rag4's stub stops, its goal cut after the first clause, and where to write."""
+    message, where = printed_todo(stdout)
+    head, _, _ = message.partition(", ")
+    _, more, rest = message.partition("More help:")
+    return f"{head}, ... {more}{rest}\n{where}"
+
+
+def fill_in(stdout: str) -> str:
+    """'-> fill in rag4-chunking.py:59 in word_windows()': where rag4's stub says to write."""
+    return printed_todo(stdout)[1].strip().split(", then")[0]
+
+
 # Rows of the three Markdown strategies, each name whole (numbers follow it).
 MARKDOWN_ROWS = r"\s+(markdown|markdown \+ header|header \+ table rows)\s+\d"
 QUOTES = (
+    # Where rag4's stub stops: on the README, and where to write on the handout's.
+    Quote("rag4-stub", "first-todo", first_todo),
+    Quote("rag4-stub", "fill-in", fill_in, inline=True),
     # The label of chunk 2, and the mark where the view stops, in rag5's step 4.
     Quote("rag5", "chunk-label", printed_mark(r"\{#2 \[[^{}]*\}"), inline=True),
     Quote("rag5", "view-stop", printed_mark(r"\{/#\d+ · [^{}]*\}"), inline=True),
@@ -420,15 +446,16 @@ def run_labs(labs: list[str], scratch: Path) -> dict[str, str]:
     run_offline = offline_runner()
     stdouts = {}
     for lab in labs:
-        (solution,) = (ROOT / "solutions").glob(f"{lab}-*.py")
+        stub = lab.endswith(STUB)
+        (solution,) = (ROOT / ("labs" if stub else "solutions")).glob(f"{lab.removesuffix(STUB)}-*.py")
         (scratch / lab).mkdir()
         began = time.perf_counter()
         result = run_offline(solution, scratch / lab)
-        if result.returncode != 0:
+        if result.returncode != (1 if stub else 0):  # a stub stops at its first TODO, with status 1
             tail = (result.stdout + result.stderr).strip().splitlines()[-1:]
             raise DocsError(f"{solution.name} failed (exit {result.returncode}): {' '.join(tail)}")
         print(f"  ran {lab} ({time.perf_counter() - began:.0f} s)", file=sys.stderr)
-        stdouts[lab] = result.stdout
+        stdouts[lab] = result.stdout + (result.stderr if stub else "")
     return stdouts
 
 

@@ -23,11 +23,13 @@ write there:
         #   More help: python labs/rag5-....py --hint 2, or show_hint(2) in a notebook.
         raise NotImplementedError("TODO(rag5) pack(): the goal. More help: ...")
 
-All the levels go into the lab itself, so a student's copy needs no
-solutions/: a cell just before the one that runs the lab holds
-HINTS = {function: {1: text, 2: text, 3: text}}, in file order, which
-labkit.run_lab (`--hint N`) and labkit.show_hint (in a notebook)
-read.
+The levels are asked for, not read: they go into a data file beside the
+labs, labs/hints/ragN.json ({function: {"1": text, "2": text, "3": text}}, in
+file order), never into the lab or its notebook, where a student reading the
+code would meet them. A cell just before the one that runs the lab says how to
+ask and loads them, `HINTS = lab_hints("rag5")`, for labkit.run_lab
+(`--hint N`) and labkit.show_hint (in a notebook). A student's copy needs no
+solutions/: the handout carries labs/hints/.
 
 Usage:
     python tools/make_labs.py          # rewrite labs/
@@ -44,6 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 LABS = ROOT / "labs"
+HINTS = LABS / "hints"  # labs/hints/rag5.json: every level of every TODO of rag5
 
 BEGIN = "# BEGIN SOLUTION"
 END = "# END SOLUTION"
@@ -161,12 +164,11 @@ def string_lines(text: str, indent: str) -> list[str]:
 
 
 def hints_cell(todos: list[Todo]) -> list[str]:
-    """The cell that holds every TODO's hints, after a cell of prose on how to ask for them."""
+    """The cell that says how to ask for the next hint levels and loads them (not their text)."""
     first = todos[0]
     how = (
-        "Each TODO above shows its first hint: what the function must achieve, and why. The "
-        "next levels are kept here for when you are stuck: the approach, then a sketch close "
-        "to code. Ask for them one at a time rather than reading on. "
+        "Each TODO above shows its first hint: what the function must achieve, and why. Two "
+        "more levels wait until you ask: the approach, then a sketch close to code. "
         f"`python labs/{first.script} --hint 2` runs the lab and shows hint 2 for the TODO "
         f"where it stops; `--hint 3` shows the next level, and `--hint 2 {first.function}` "
         "one function's. In a notebook, run the cells above, then `show_hint(2)` or "
@@ -174,23 +176,19 @@ def hints_cell(todos: list[Todo]) -> list[str]:
     )
     lines = ["# %% [markdown]", "# ## Hints", "#"]
     lines += [f"# {line}" for line in wrap(how, 77)]
-    lines += [
+    return lines + [
         "",
         "# %%",
-        "from labkit import show_hint  # in a notebook: show_hint(2)",
+        "from labkit import lab_hints, show_hint  # in a notebook: show_hint(2)",
         "",
-        "HINTS = {",
+        f'HINTS = lab_hints("{first.lab}")  # labs/hints/{first.lab}.json: asked for, not read',
     ]
-    for todo in todos:
-        lines.append(f'    "{todo.function}": {{')
-        for level, text in enumerate(todo.hints, 1):
-            single = f"        {level}: {literal(text)},"
-            if len(single) <= WIDTH:
-                lines.append(single)
-            else:
-                lines += [f"        {level}: ("] + string_lines(text, " " * 12) + ["        ),"]
-        lines.append("    },")
-    return lines + ["}"]
+
+
+def hints_file(todos: list[Todo]) -> str:
+    """labs/hints/ragN.json's text: every level of every TODO, in file order."""
+    hints = {todo.function: {str(level): text for level, text in enumerate(todo.hints, 1)} for todo in todos}
+    return json.dumps(hints, indent=1, ensure_ascii=False) + "\n"
 
 
 def with_hints_cell(out: list[str], todos: list[Todo]) -> list[str]:
@@ -206,7 +204,13 @@ def with_hints_cell(out: list[str], todos: list[Todo]) -> list[str]:
 
 
 def student_version(source: str, script: str) -> str:
-    """The student file for a solution file's text: every answer region stubbed out.
+    """The student file for a solution file's text: every answer region stubbed out."""
+    return student_files(source, script)[0]
+
+
+def student_files(source: str, script: str) -> tuple[str, str]:
+    """(the student file, its hints file) for a solution file's text: every answer region
+    stubbed out, and every level of its hints.
 
     `script` is the lab file's name ("rag5-recursive-chunking.py"); the lab is
     what comes before its first hyphen.
@@ -242,15 +246,17 @@ def student_version(source: str, script: str) -> str:
         index += 1
     student = "\n".join(with_hints_cell(out, todos)) + "\n"
     compile(student, f"labs/{script}", "exec")  # a stub must never be a syntax error
-    return student
+    return student, hints_file(todos) if todos else ""
 
 
 def expected_labs() -> dict[Path, str]:
     """Every file of labs/ as solutions/ says it should be."""
     labs = {}
     for solution in sorted(SOLUTIONS.glob("rag*-*.py")):
-        text = solution.read_text(encoding="utf-8")
-        labs[LABS / solution.name] = student_version(text, solution.name)
+        student, hints = student_files(solution.read_text(encoding="utf-8"), solution.name)
+        labs[LABS / solution.name] = student
+        if hints:
+            labs[HINTS / f"{solution.name.split('-')[0]}.json"] = hints
     return labs
 
 
@@ -258,7 +264,7 @@ def stale_labs() -> list[str]:
     """Names of lab files that are missing, out of date, or have no solution."""
     expected = expected_labs()
     stale = [p.name for p, text in expected.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
-    stale += [p.name for p in LABS.glob("rag*-*.py") if p not in expected]
+    stale += [p.name for p in [*LABS.glob("rag*-*.py"), *HINTS.glob("*.json")] if p not in expected]
     return sorted(stale)
 
 
@@ -274,7 +280,7 @@ def report_stale(stale: list[str], folder: str, tool: str, source: str) -> int:
 def main(argv: list[str]) -> int:
     if "--check" in argv:
         return report_stale(stale_labs(), "labs/", "make_labs.py", "solutions/")
-    LABS.mkdir(exist_ok=True)
+    HINTS.mkdir(parents=True, exist_ok=True)
     for path, text in expected_labs().items():
         path.write_text(text, encoding="utf-8")
         print(f"wrote {path.relative_to(ROOT)}")

@@ -60,6 +60,7 @@ COURSE_FILES = (
     "labkit/*.py",
     "pyproject.toml",
     "labs/rag*-*.py",
+    "labs/hints/*.json",  # the hint levels beyond the first, which --hint and show_hint read
     "notebooks/labs/rag*-*.ipynb",
     "assets/*",
     "datasets/**/*",
