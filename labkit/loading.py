@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import tokenize
 import zlib
 from pathlib import Path
 
@@ -43,6 +44,7 @@ def load_lab(name: str, folder=None):
         folder = lab_folder(sys._getframe(1).f_globals.get("__file__"))
     path = lab_file(name, folder).resolve()
     if path not in loaded_labs:
+        check_encoding(path)
         module_name = f"lab_{name}_{zlib.crc32(str(path).encode()):08x}"
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
@@ -54,3 +56,23 @@ def load_lab(name: str, folder=None):
             raise
         loaded_labs[path] = module
     return loaded_labs[path]
+
+
+def check_encoding(path: Path) -> None:
+    """SyntaxError, as `python lab.py` raises it, for a lab file that is not valid in its encoding.
+
+    An import compiles the file's bytes, and that lets an invalid byte in a
+    comment through, where running the file stops at once: a lab must load
+    only where it runs.
+    """
+    data = Path(path).read_bytes()
+    try:
+        encoding, _ = tokenize.detect_encoding(iter(data.splitlines(keepends=True)).__next__)
+    except SyntaxError:  # a bad byte in the first two lines, where a declaration could be
+        encoding = "utf-8"
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise SyntaxError(f"Non-{encoding.upper()} byte {data[error.start:error.start + 1]!r} in {path.name} "
+                          f"on line {line}: save the file as {encoding.upper()}") from None

@@ -66,7 +66,7 @@ def split_lines(text, start=0):
     """All the lines of `text` from offset `start` on, as iter_lines gives them, but faster.
 
     The splitting is done in C (str.split, or str.splitlines when there is a
-    \r), and the Lines are made in C too (tuple.__new__ over zipped fields): no
+    CR), and the Lines are made in C too (tuple.__new__ over zipped fields): no
     Python call per line.
     """
     texts, offsets = texts_and_offsets(text, start)

@@ -21,7 +21,7 @@ from labkit.notebook import in_notebook
 #
 # A plot says what it shows: plot_chunk_sizes records a digest of its inputs
 # on the figure (`png_source`), and figure_png writes it into the PNG as a
-# text chunk. A copy of a plot (the README's docs/chunk-sizes.png) is then
+# text chunk. A copy of a plot (the course's README shows one) is then
 # checked against a fresh run by comparing digests, not pixels.
 
 PNG_SOURCE_KEY = "Source"  # the PNG text chunk that holds a plot's digest

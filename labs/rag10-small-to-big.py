@@ -642,9 +642,12 @@ def main():
     kinds = {}
     for unit in index.units:
         kinds[unit.kind] = kinds.get(unit.kind, 0) + 1
+    parents = kinds.pop("parent", 0)  # the parents are matched as wholes too, after the small units
+    plural = {"code": "code blocks"}
     print(f"\n1. {len(pages)} pages: {len(index.parents)} parents (rag7, {PARENT_TOKENS} tokens, no overlap), "
-          f"{len(index.units)} small units")
-    print("   " + ", ".join(f"{count} {kind}s" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])))
+          f"{len(index.units) - parents} small units, and the parents matched whole too")
+    print("   " + ", ".join(f"{count} {plural.get(kind, kind + 's')}"
+                           for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])))
     found = search(pages, [q["question"] for q in questions])
     hits = step_compare(questions, found)
     step_show(questions, hits, pages)

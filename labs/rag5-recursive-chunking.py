@@ -530,7 +530,7 @@ def main():
         [(page, recursive), (page, overlapped)],
         MAX_TOKENS,
     )
-    checks.check("no chunk ends inside a word", mid_word == 0, f"{mid_word} do")
+    checks.check("no chunk ends inside a word", mid_word == 0, f"{mid_word} of {len(recursive)} chunks end in one")
     checks.check(
         "the top result holds the answer",
         top.start <= fact_start and fact_end <= top.end,

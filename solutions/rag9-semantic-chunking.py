@@ -18,7 +18,8 @@
 # Both end the same way as every chunker in this course: exact slices, in
 # order, nothing lost, every chunk within `max_tokens`.
 #
-# You write `window_texts`, `neighbour_distances`, `breakpoints` and `best_cuts`.
+# You write `window_texts`, `neighbour_distances`, `breakpoints`, `best_cuts` and the
+# start of `semantic_chunks`.
 
 # %%
 import time
@@ -216,8 +217,9 @@ def semantic_chunks(text, max_tokens, method="breakpoints", window=1, percentile
                     max_sentences=48, embedder=None):
     """Chunks cut where the meaning shifts ("breakpoints") or by the best split ("global")."""
     # BEGIN SOLUTION
-    # hint 1: Refuse bad arguments before any work, with the errors every chunker in the course
-    # hint 1: gives and one more for an unknown method, so that a caller's mistake is named at
+    # hint 1: Refuse bad arguments before any work, as every chunker in the course does (a text
+    # hint 1: that is not a str, a budget that is not a positive int: TypeError or ValueError),
+    # hint 1: and with a ValueError for an unknown method, so that a caller's mistake is named at
     # hint 1: once; an empty text has no chunks.
     # hint 2: Use the course's shared check of the text and the window (no overlap here; the names
     # hint 2: for max_tokens and tokens). Then refuse any method but the lab's two with a
@@ -371,6 +373,8 @@ STRATEGIES = {
     "semantic breakpoints": lambda text: semantic_chunks(text, MAX_TOKENS, "breakpoints"),
     "semantic global": lambda text: semantic_chunks(text, MAX_TOKENS, "global"),
 }
+# Chroma's public chunking benchmark (its corpora and questions), which the course does not ship:
+# a maintainer's checkout has it beside the project; without it, step 5 says so and moves on.
 CHROMA = DATASETS.parent.parent / "shared" / "benchmarks" / "chroma"
 
 
@@ -415,7 +419,7 @@ def step_chroma():
     """The same comparison on Chroma's public benchmark, when it is beside the project."""
     questions = chroma_questions()
     if not questions:
-        print(f"\n5. Chroma's benchmark not found at {CHROMA}: skipped")
+        print(f"\n5. Chroma's benchmark (not shipped with the course) not found at {CHROMA}: skipped")
         return
     corpora = {p.stem: p.read_text(encoding="utf-8") for p in sorted((CHROMA / "corpora").glob("*.md"))}
     print(f"\n5. Chroma's benchmark: {len(questions)} questions over {len(corpora)} corpora "
@@ -452,13 +456,16 @@ def step_show(text, questions):
     """The page's semantic chunks, and a question the two methods answer differently."""
     chunks = {method: semantic_chunks(text, MAX_TOKENS, method) for method in ("breakpoints", "global")}
     print(f"\n3. {PAGE} in {len(chunks['breakpoints'])} chunks by breakpoints ({MAX_TOKENS} tokens at most);"
-          " the first three on the page:")
+          " three of them:")
     view_chunks(text, chunks["breakpoints"], first=1, limit=3)
     example = questions[CUT_EXAMPLE_ID]
     print(f"   {example['question']!r}")
+    ranks = {method: rank_of_answer(made, example) for method, made in chunks.items()}
     for method, made in chunks.items():
-        print(f"     {method:<12} {len(made):>3} chunks, rank of the answer's chunk: {rank_of_answer(made, example)}")
-    print("   The breakpoints cut between a story and its cause; the global split kept them together.")
+        print(f"     {method:<12} {len(made):>3} chunks, rank of the answer's chunk: {ranks[method]}")
+    better = min(ranks, key=lambda method: ranks[method] or len(chunks[method]) + 1)
+    if ranks["breakpoints"] != ranks["global"]:
+        print(f"   {better} put the answer's chunk higher: the other cut it apart or buried it.")
     return chunks
 
 

@@ -140,3 +140,13 @@ def test_a_lab_file_that_is_a_link_is_graded_as_missing(tmp_path):
     (tmp_path / "via").symlink_to(tmp_path / "real")
     assert "through a link" in reached_through_a_link(str(tmp_path / "via"))
     assert reached_through_a_link(str(tmp_path / "real")) == ""
+
+
+def test_a_lab_that_python_cannot_run_is_not_imported_either(tmp_path):
+    """A byte that is not UTF-8, in a comment: `python lab.py` refuses the file, so the loader does."""
+    import labkit.loading
+
+    lab = tmp_path / "rag4-chunking.py"
+    lab.write_bytes(b"x = 1\n# caf\xe9\n")
+    with pytest.raises(SyntaxError, match="Non-UTF-8 byte .* on line 2"):
+        labkit.loading.check_encoding(lab)

@@ -161,6 +161,7 @@ def load_exact(name: str, resolved):
     """Import the file `resolved` as lab `name` (load_lab's own search would balk at a stray copy)."""
     import importlib.util
 
+    labkit.loading.check_encoding(resolved)
     module_name = f"lab_{name}_graded"
     spec = importlib.util.spec_from_file_location(module_name, resolved)
     module = importlib.util.module_from_spec(spec)
