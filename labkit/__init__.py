@@ -13,6 +13,8 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
 - embedders.py the wordllama and hash embedders behind academy_llm.embed
 - openai_embedder.py  the openai embedder behind academy_llm.embed: the client, its sqlite
                       cache, the cost estimate and ACADEMY_MAX_COST (imports openai only to send)
+- token_index.py  rag5's given speed machinery: TokenIndex (one tokenization, counts of any
+               slice) and LineSeam (a line-break seam found fast)
 - markdown.py  rag6's given Markdown reading: lines, front matter, the block scanner
                (run with the student's rules), regions, the tricky documents
 - markdown_chunking.py  rag6's given chunking between the student's functions: sections,

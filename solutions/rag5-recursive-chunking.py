@@ -23,49 +23,21 @@
 
 # %%
 import bisect
-import itertools
 import re
 import statistics
-import sys
 import time
 
-import numpy as np
 
 from academy_llm import (
     DATASETS, MAX_TOKENS_PER_CHARACTER, check_chunking, check_text_and_window, corpus_pages,
-    count_tokens, embed, is_clean_cut, make_chunk, token_positions, token_starts, top_k,
+    count_tokens, embed, is_clean_cut, make_chunk, token_starts, top_k,
 )
 from labkit import (
     Invariants, answer_span, load_lab, plot_chunk_sizes, run_lab, show_figure, tricky_cases, view_chunks,
 )
+from labkit.token_index import LineSeam, TokenIndex  # given: one tokenization, counts of any slice (section 1)
 
 rag4 = load_lab("rag4")  # token_windows, for runs with no seam at all
-
-
-class LineSeam:
-    """A seam of line breaks: a compiled pattern, found faster in text that has no "\r".
-
-    Python's re finds a pattern that starts with one fixed character by a
-    quick scan, but one that may start with "\r" or "\n" by a check of every
-    character, about five times slower: on a page, that scan was half the
-    splitter's own time. Most text has no "\r", and there a twin pattern that
-    knows only "\n" matches exactly the same places. Call it as a pattern:
-    seam.finditer(text, start, end).
-    """
-
-    def __init__(self, pattern, without_cr):
-        self.full, self.without_cr = re.compile(pattern), re.compile(without_cr)
-
-    def finditer(self, string, pos=0, endpos=sys.maxsize):
-        """full.finditer(string, pos, endpos), by the twin where string[pos:endpos] has no "\r"."""
-        has_cr = string.find("\r", max(pos, 0), endpos) >= 0
-        return (self.full if has_cr else self.without_cr).finditer(string, pos, endpos)
-
-    def __getattr__(self, name):  # search, findall, pattern, ...: the full pattern's own
-        return getattr(self.full, name)
-
-    def __repr__(self):
-        return f"LineSeam({self.full.pattern!r})"
 
 
 # The seams, coarsest first; a cut goes where a match ends. Line breaks stay
@@ -86,101 +58,18 @@ SEAMS = [
 # %% [markdown]
 # ## 1. Counting tokens once
 #
-# The splitter asks "how many tokens is this piece?" thousands of times. If it
-# called `count_tokens` on every candidate slice, a page would be tokenized
-# again and again, and packing (which grows a chunk piece by piece, re-counting
-# it each time) would take time proportional to the *square* of its length.
-# That is the classic slowness users report in splitter libraries.
-#
-# Instead we tokenize the document **once** (`token_positions`) and count a
-# slice by the token starts inside it: two binary searches. Is that the count
-# the slice would get on its own? The tokenizer first splits text into
-# pieces (a word with the space before it, a run of line breaks, ...) and
-# encodes each piece alone. So a slice whose ends fall between two pieces
-# tokenizes exactly as it did inside the whole. `is_clean_cut` knows two
-# places that always fall between pieces: just before a space that follows a
-# word, and just after a line break that a word follows. Our seams cut there,
-# so nearly every chunk is counted exactly from the one tokenization. The
-# rare chunk with another end (an indented line, a URL cut in windows) is
-# counted from it too between the clean cuts nearest its ends; only the few
-# characters beyond them are encoded again.
-#
-# Try it: in `"Hello world"`, `count_tokens("Hello")` + `count_tokens(" world")`
-# is 2, as in the whole; cut after the space instead and `"Hello "` +
-# `"world"` is 3.
-
-
-# %%
-class TokenIndex:
-    """Token counts of any slice of one text, from a single tokenization."""
-
-    def __init__(self, text):
-        self.text = text
-        self.starts, self.numbers = token_positions(text)
-
-    def estimate(self, start, end):
-        """Tokens of the whole text that start in [start, end), plus one if a token straddles `start`.
-
-        Exact when both ends are clean cuts. Elsewhere it can be a token off:
-        cut after a space, a slice begins with "Next" where the whole text had
-        " Next" one character earlier; that token is the "plus one".
-        """
-        if end <= start:
-            return 0
-        first = self.starts.searchsorted(start)
-        last = self.starts.searchsorted(end)
-        straddles = first == len(self.starts) or self.starts[first] != start
-        return int(self.numbers[last] - self.numbers[first]) + int(straddles)
-
-    def estimates(self, spans):
-        """estimate() of every (start, end) in `spans`, with one numpy call for all instead of one per span.
-
-        Estimates add up: for a span cut in two at a clean cut, the two
-        estimates sum to the whole span's; at any other cut the sum can only
-        be a token higher, which errs on the safe side of a budget.
-        """
-        if not spans or len(self.starts) == 0:
-            return [0] * len(spans)
-        # start, end, start, end, ... in one flat array: np.array(spans) would first inspect every pair, slowly.
-        bounds = np.fromiter(itertools.chain.from_iterable(spans), np.int64, 2 * len(spans))
-        positions = self.starts.searchsorted(bounds)
-        tokens_before = self.numbers[positions]  # tokens that start before each bound
-        starts, ends = bounds[0::2], bounds[1::2]
-        straddles = positions[0::2] == self.starts.searchsorted(starts, "right")  # no token starts at `start`
-        return ((tokens_before[1::2] - tokens_before[0::2] + straddles) * (ends > starts)).tolist()
-
-    def count(self, start, end):
-        """count_tokens(text[start:end]), exactly: from the index between clean cuts, encoding only the rest.
-
-        A clean cut inside a slice splits it into two that tokenize as they did
-        inside it. So a slice with an unclean end (an indented line's start,
-        say) is read from the index between the clean cuts nearest its ends,
-        and only the few characters beyond them are encoded on their own.
-        """
-        text = self.text
-        if is_clean_cut(text, start) and is_clean_cut(text, end):
-            return self.estimate(start, end)
-        if end - start <= 4 * NEAR:  # a short slice is encoded as quickly as searched
-            return count_tokens(text[start:end])
-        first = first_clean_cut(text, range(start, min(start + NEAR, end) + 1))
-        last = first_clean_cut(text, range(end, max(end - NEAR, start) - 1, -1))
-        if first is None or last is None:  # none near an end (a URL cut in windows): encode it all
-            return count_tokens(text[start:end])
-        return count_tokens(text[start:first]) + self.estimate(first, last) + count_tokens(text[last:end])
-
-    def counts(self, spans):
-        """count() of every (start, end) in `spans`, with one estimates() call for all the clean ones."""
-        text = self.text
-        return [tokens if is_clean_cut(text, start) and is_clean_cut(text, end) else self.count(start, end)
-                for (start, end), tokens in zip(spans, self.estimates(spans))]
-
-
-NEAR = 64  # how far TokenIndex.count looks for a clean cut near an unclean end, in characters
-
-
-def first_clean_cut(text, positions):
-    """The first of `positions` that is a clean cut, or None."""
-    return next((position for position in positions if is_clean_cut(text, position)), None)
+# The splitter asks "how many tokens is this piece?" thousands of times.
+# Calling `count_tokens` on every candidate slice would tokenize a page again
+# and again, and packing would grow with the *square* of its length: the
+# classic slowness of splitter libraries. So the page is tokenized **once**,
+# and a slice is counted by the token starts inside it (the given
+# `TokenIndex(text)`, in `labkit/token_index.py`: `index.estimate(start,
+# end)`, `index.count(start, end)`). That count is the slice's own when both
+# ends fall between two of the tokenizer's pieces, and `is_clean_cut` knows two
+# such places: just before a space that follows a word, and just after a line
+# break that a word follows. Our seams cut there. Try it: in `"Hello world"`,
+# `count_tokens("Hello")` + `count_tokens(" world")` is 2, as in the whole;
+# cut after the space instead and `"Hello "` + `"world"` is 3.
 
 
 # %% [markdown]
