@@ -35,6 +35,7 @@ from academy_llm import (
 from labkit import (
     Invariants, answer_span, load_lab, plot_chunk_sizes, run_lab, show_figure, tricky_cases, view_chunks,
 )
+from labkit.retrieval import compare_retrieval  # given: recall@5 by kind of question over the corpus
 from labkit.token_index import LineSeam, TokenIndex  # given: one tokenization, counts of any slice (section 1)
 
 rag4 = load_lab("rag4")  # token_windows, for runs with no seam at all
@@ -483,6 +484,9 @@ def main():
     row, score = top_k(embed([QUESTION])[0], vectors, 1)[0]
     top = overlapped[row]
     print(f"   {QUESTION!r}\n   top chunk [{top.start}, {top.end}), similarity {score:.3f}")
+    # One question proves little: every test question of the corpus, windows against seams, by kind.
+    compare_retrieval(7, {"token windows": lambda text: rag4.token_windows(text, MAX_TOKENS, OVERLAP),
+                          "recursive": lambda text: recursive_chunks(text, MAX_TOKENS, OVERLAP)}, "recursive")
 
     print("\nInvariants")
     checks = Invariants("rag5")

@@ -43,6 +43,7 @@ def test_the_sandbox_holds_only_what_a_lab_needs(tmp_path, monkeypatch):
     needed = [str(ROOT / "academy_llm.py"), str(ROOT / "datasets"), str(ROOT / "tools/grading/worker.py")]
     try:
         seen = lab.word_windows("|".join(closed + [given, *needed]), 3)
+        home = lab._worker.home
     finally:
         lab._stop()
     assert [path for path in closed if seen["seen"][path]] == [], "the sandbox shows what it must not"
@@ -50,7 +51,7 @@ def test_the_sandbox_holds_only_what_a_lab_needs(tmp_path, monkeypatch):
     assert seen["uid"] == confine.SANDBOX_UID
     assert seen["pids"] == ["1", "2"], "the worker sees processes beside its own sandbox"
     assert "ACADEMY_GRADING_SEED" not in seen["environment"]
-    assert os.listdir(remote.worker_base()) == [], "a stopped worker's home is removed"
+    assert not home.exists(), "a stopped worker's home is removed"
 
 
 def test_a_plain_process_gets_a_clean_environment_and_the_portable_pipes(tmp_path, monkeypatch):
