@@ -60,6 +60,14 @@ def test_word_windows_reject_bad_parameters(rag4, args, error):
 
 
 @pytest.mark.grades("word_windows")
+@pytest.mark.parametrize("words, size, overlap", [(8, 3, 1), (10, 4, 0), (5, 4, 2), (2, 5, 1), (7, 7, 3)])
+def test_word_windows_the_last_window_holds_the_words_left(rag4, words, size, overlap):
+    """The windows cover every word: the last one holds what is left, however few."""
+    text = " ".join(f"w{i}" for i in range(words))
+    check.word_windows_exact(text, rag4.word_windows(text, size, overlap), size, overlap)
+
+
+@pytest.mark.grades("word_windows")
 @given(text=st.one_of(any_text, lined_text), size=st.integers(1, 12), data=st.data())
 def test_word_windows_property_exact_windows(rag4, text, size, data):
     overlap = data.draw(st.integers(0, size - 1))

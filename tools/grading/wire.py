@@ -13,6 +13,11 @@ line, with a few tagged shapes for what JSON lacks:
     {"$": "bytes", "hex": "..."}
     {"$": "ndarray", "dtype": "float64", "shape": [...], "items": [...]}
     {"$": "opaque", "type": "generator", "repr": "..."}   anything else
+    {"$": "new", "name": "TokenIndex", "args": [...]}   the lab's own object, made in the worker
+
+The last goes one way only: the grader asks the worker for an object of one
+of the lab's classes (New("TokenIndex", (text,))), which the lab's function
+is then called with; the grader never makes an object from what a worker sends.
 
 Each side rebuilds the values with its own classes: a Chunk the grader judges
 is the grader's own Chunk (its checks run in its own __post_init__), never an
@@ -49,11 +54,21 @@ class WireError(Exception):
     """A value that cannot cross: too deep, malformed, or a Chunk whose span does not fit."""
 
 
+class New(NamedTuple):
+    """An object of the lab's class `name`, made in the worker from `args`: what a lab's function
+    takes that only the lab can make (rag5's TokenIndex of a text, say)."""
+
+    name: str
+    args: tuple
+
+
 def encode(value, depth: int = 0):
     """`value` as JSON-ready plain data, tagged where JSON has no shape for it."""
     if depth > MAX_DEPTH:
         raise WireError(f"a value nested more than {MAX_DEPTH} levels deep")
     deeper = depth + 1
+    if isinstance(value, New):
+        return {"$": "new", "name": value.name, "args": [encode(arg, deeper) for arg in value.args]}
     if value is None or type(value) in (bool, str, int, float):
         return value
     if isinstance(value, (bool, str, int, float)):  # a subclass: its plain value
@@ -180,6 +195,11 @@ def _decode(data, classes, depth: int = 0):
         return cls(**fields) if cls is not None else Record(data["name"], fields)
     if tag == "opaque":
         return Opaque(str(data.get("type")), str(data.get("repr")))
+    if tag == "new":  # the worker's side only: the grader passes no classes
+        cls = (classes or {}).get(data["name"])
+        if not isinstance(cls, type):
+            raise WireError(f"no class {str(data['name'])[:40]} to make here")
+        return cls(*[_decode(arg, classes, deeper) for arg in data["args"]])
     raise WireError(f"unknown value tag {tag!r}")
 
 
