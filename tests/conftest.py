@@ -222,7 +222,9 @@ class LabFolder:
         """Start the worker the tests will call after `opened`'s, so that it loads while they run."""
         following = self.order[self.order.index(opened) + 1:] if opened in self.order else []
         if following and following[0] not in self.labs:
-            getattr(self.open(*following[0], prestart_next=False), "prestart", lambda: None)()
+            upcoming = self.open(*following[0], prestart_next=False)
+            if isinstance(upcoming, remote.RemoteLab):  # a missing lab has no worker to start
+                upcoming.prestart()
 
     def refusals(self, lab: str) -> list:
         """What the wall refused the lab, in its public and its hidden workers."""
