@@ -243,8 +243,9 @@ def runs(tmp_path_factory, listener):
 def test_the_hidden_literals_are_the_hidden_tests_own():
     """A literal found in a student's results comes from a hidden test, not from anything public."""
     hidden = "".join(path.read_text(encoding="utf-8") for path in (ROOT / "tests" / "grading" / "hidden").glob("*.py"))
+    checks = {Path(__file__).name, "test_gradescope.py"}  # the checks that look for hidden literals name them
     public = "".join(path.read_text(encoding="utf-8") for pattern in PUBLIC_FILES for path in ROOT.glob(pattern)
-                     if path != Path(__file__))
+                     if path.name not in checks)
     assert [literal for literal in HIDDEN_LITERALS if literal not in hidden] == []
     assert [literal for literal in HIDDEN_LITERALS if literal in public] == []
     assert SEED not in public

@@ -176,6 +176,9 @@ def submissions_in(submissions: Path, scratch: Path) -> list[Submission]:
         if not visible(entry) or not (entry.is_dir() or entry.suffix.lower() == ".zip"):
             continue
         student = entry.name if entry.is_dir() else entry.stem
+        if entry.is_symlink():  # a link could lead anywhere: to the course's solutions/, say
+            found[student] = Submission(student, None, f"{entry.name} is a link, not the student's own folder")
+            continue
         if student in found:
             found[student] = Submission(student, None, f"both {student}/ and {student}.zip")
         elif entry.is_dir():
@@ -192,6 +195,8 @@ def submissions_in(submissions: Path, scratch: Path) -> list[Submission]:
 def lab_files_in(folder: Path, depth: int = MAX_DEPTH) -> list[Path]:
     """Lab files (ragN-*.py, ragN-*.ipynb) in `folder` and up to `depth` folders below it."""
     found = []
+    if not folder.is_dir():  # a zip of links only unpacks to nothing
+        return found
     for path in sorted(folder.iterdir()):
         if not visible(path) or path.is_symlink():
             continue
