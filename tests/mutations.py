@@ -273,4 +273,101 @@ MUTATIONS = [
         "text, room = pages[doc_id], min(left, span_tokens)",
         "text, room = pages[doc_id], left",
     ),
+    # ---- mistakes the labs' own checks once missed (issue 22), and more of their kinds
+    Mutation(
+        "rag5", "split_at_seams", "cuts where a seam's match starts, not where it ends",
+        "cuts = [m.end() for m in pattern.finditer(text, start, end) if start < m.end() < end]",
+        "cuts = [m.start() for m in pattern.finditer(text, start, end) if start < m.start() < end]",
+    ),
+    Mutation(
+        "rag5", "split_at_seams", "keeps a piece over budget as it is instead of splitting it finer",
+        "            spans += split_at_seams(text, piece_start, piece_end, max_tokens, index, level + 1)",
+        "            spans.append((piece_start, piece_end))",
+    ),
+    Mutation(
+        "rag6", "atx_heading", "a #tag is read as a heading: no space needed after the #s",
+        "    match = ATX_HEADING.match(text)\n",
+        "    match = re.match(r\" {0,3}(#{1,6})(.*)\", text)\n",
+    ),
+    Mutation(
+        "rag6", "is_table_start", "ignores the delimiter row's cell count",
+        "    return len(table_cells(lines[i].text)) == len(table_cells(delimiter))",
+        "    return True",
+    ),
+    Mutation(
+        "rag6", "is_table_start", "an indented header row (code) starts a table",
+        '    if i + 1 >= len(lines) or "|" not in lines[i].text or indent_of(lines[i].text) >= 4:',
+        '    if i + 1 >= len(lines) or "|" not in lines[i].text:',
+    ),
+    Mutation(
+        "rag7", "header_chunks", "ignores overlap",
+        "        chunks += section_with_header(text, section, header, max_tokens, overlap, document)",
+        "        chunks += section_with_header(text, section, header, max_tokens, 0, document)",
+    ),
+    Mutation(
+        "rag8", "coverage_at_k", "counts a character two overlapping hits share twice, capped at 1",
+        "    return shared_characters(merged(hits[:k]), answer) / characters(answer)",
+        "    return min(1.0, sum(shared_characters([hit], answer) for hit in hits[:k]) / characters(answer))",
+    ),
+    Mutation(
+        "rag4", "token_windows", "ignores overlap: each window starts where the last one ended",
+        "        first = max(last + 1 - overlap, first + 1)",
+        "        first = last + 1",
+    ),
+    Mutation(
+        "rag4", "word_windows", "finds each word with text.find, so a repeated word gets the first offset",
+        '    words = [(match.start(), match.end()) for match in re.finditer(r"\\S+", text)]',
+        "    words = [(text.find(word), text.find(word) + len(word)) for word in text.split()]",
+    ),
+    Mutation(
+        "rag5", "recursive_chunks", "packs with max_tokens, not the packing budget, so overlap overflows it",
+        "    packed = pack(spans, index.estimates(spans), budget)",
+        "    packed = pack(spans, index.estimates(spans), max_tokens)",
+    ),
+    Mutation(
+        "rag6", "closes_fence", "a closing fence of a shorter run closes it",
+        "len(match.group(1)) >= length",
+        "len(match.group(1)) >= 1",
+    ),
+    Mutation(
+        "rag7", "make_header", "joins the heading path with slashes",
+        '    path = " › ".join(part for part in (title, *section) if part)',
+        '    path = " / ".join(part for part in (title, *section) if part)',
+    ),
+    Mutation(
+        "rag7", "make_header", "leaves the metadata out",
+        '    return f"{path} ({fields})" if fields else path',
+        "    return path",
+    ),
+    Mutation(
+        "rag8", "precision_and_iou", "IoU over the retrieved characters only (that is precision)",
+        "shared / (retrieved_size + characters(answer) - shared)",
+        "shared / retrieved_size",
+    ),
+    Mutation(
+        "rag9", "semantic_chunks", "accepts any method and falls through to the global split",
+        "    if method not in (\"breakpoints\", \"global\"):\n"
+        "        raise ValueError(f\"method must be 'breakpoints' or 'global', got {method!r}\")\n",
+        "",
+    ),
+    Mutation(
+        "rag9", "window_texts", "a window looks only forward, never back",
+        "    return [text[spans[max(i - window, 0)][0] : spans[min(i + window, last)][1]] for i in range(len(spans))]",
+        "    return [text[spans[i][0] : spans[min(i + window, last)][1]] for i in range(len(spans))]",
+    ),
+    Mutation(
+        "rag10", "parent_index", "starts the walk at the parent after the one the unit begins inside",
+        "        j = max(bisect.bisect_right(starts, start) - 1, 0)",
+        "        j = max(bisect.bisect_left(starts, start), 0)",
+    ),
+    Mutation(
+        "rag5", "add_overlap", "reaches back overlap characters, not tokens",
+        "        reach = max(int(index.starts[max(position - overlap, 0)]), previous_start)",
+        "        reach = max(start - overlap, previous_start)",
+    ),
+    Mutation(
+        "rag6", "atx_heading", "the title keeps the spaces around it",
+        "    title = CLOSING_HASHES.sub(\"\", match.group(2)).strip()",
+        "    title = CLOSING_HASHES.sub(\"\", match.group(2))",
+    ),
 ]
