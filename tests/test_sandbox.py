@@ -151,3 +151,16 @@ def test_a_lab_that_python_cannot_run_is_not_imported_either(tmp_path):
     lab.write_bytes(b"x = 1\n# caf\xe9\n")
     with pytest.raises(SyntaxError, match="Non-UTF-8 byte .* on line 2"):
         labkit.loading.check_encoding(lab)
+
+
+def test_a_lab_may_import_a_module_when_it_runs(tmp_path):
+    """A first import inside a lab's function reads only the Python installation, never the grader's folder."""
+    (tmp_path / "rag4-chunking.py").write_text(
+        "def word_windows(text, size, overlap=0):\n    import colorsys, fractions\n"
+        "    return [str(fractions.Fraction(1, 3)), colorsys.rgb_to_hsv(1, 0, 0)[0]]\n")
+    lab = remote.RemoteLab("rag4", tmp_path / "rag4-chunking.py", {}, {}, FORBIDDEN, confine.choose([]))
+    try:
+        assert lab.word_windows("", 1) == ["1/3", 0.0]
+    finally:
+        lab._stop()
+    assert lab.refusals == []

@@ -45,7 +45,10 @@ import labkit  # noqa: E402
 import labkit.loading  # noqa: E402
 import wire  # noqa: E402
 
-sys.path.remove(CONFIG["grading"])
+# The grader's folder leaves the path, the script's own entry too: an import a lab makes later
+# must not look there (and, in tools/, be refused as a read of the course's tools).
+sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != CONFIG["grading"]]
+sys.path_importer_cache.pop(CONFIG["grading"], None)
 
 OUTPUT_LIMIT = 4_000  # characters of what the lab prints per call that travel back
 REQUESTS = os.fdopen(os.dup(0), "rb", buffering=0)  # the pipes, moved off 0 and 1 (see main)
