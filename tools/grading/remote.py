@@ -259,8 +259,8 @@ class Worker:
         self.home = Path(tempfile.mkdtemp(prefix=f"{config['lab']}-", dir=worker_base()))
         self.scratch = self.home / "scratch"
         self.scratch.mkdir(mode=0o700)
-        config = dict(config, scratch=str(self.scratch), grader_pid=os.getpid(),
-                      cpu_seconds=CPU_SECONDS, portable=confine.portable())
+        config = dict(config, scratch=str(self.scratch), grader_pid=os.getpid(), cpu_seconds=CPU_SECONDS,
+                      portable=confine.portable(), sandboxed=isolation == confine.SANDBOX)
         if isolation == confine.USER:
             config = copies_for_the_user(dict(config, original_file=config["file"]), self.home)
             confine.share_with_user(self.scratch)

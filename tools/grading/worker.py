@@ -118,10 +118,18 @@ def limit_cpu_time(seconds: int) -> None:
 
 
 def load_trusted() -> dict:
-    """Warm the helper and load the earlier labs the grader gives; {name: module}."""
+    """Warm the helper and load the earlier labs the grader gives; {name: module}.
+
+    The wordllama model loads when a lab first embeds. Outside the sandbox its
+    package is imported now, before the wall: importing it opens a socket (a
+    probe for IPv6), which the hook refuses there. In the sandbox a socket
+    reaches nothing (its network namespace is empty), so it is not refused,
+    and a lab that never embeds never pays the half second.
+    """
     academy_llm.tokenizer()
-    academy_llm.embed([], "wordllama")
     academy_llm.embed(["warm"], "hash")
+    if not CONFIG["sandboxed"]:
+        import wordllama  # noqa: F401
 
     given = {}
     for name, path in CONFIG["given"].items():
@@ -270,7 +278,7 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
     def hook(event: str, args: tuple) -> None:
         if busy[0]:
             return
-        if event in always_refused or event.startswith("socket."):
+        if event in always_refused or (event.startswith("socket.") and not CONFIG["sandboxed"]):
             busy[0] = True
             try:
                 refused.append(f"{event}")
