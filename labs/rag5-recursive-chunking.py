@@ -33,7 +33,7 @@ from academy_llm import (
     count_tokens, embed, is_clean_cut, make_chunk, token_starts, top_k,
 )
 from labkit import (
-    Invariants, answer_span, load_lab, plot_chunk_sizes, run_lab, show_figure, tricky_cases, view_chunks,
+    Case, Invariants, answer_span, load_lab, plot_chunk_sizes, run_lab, show_figure, tricky_cases, view_chunks,
 )
 from labkit.retrieval import compare_retrieval  # given: recall@5 by kind of question over the corpus
 from labkit.token_index import LineSeam, TokenIndex  # given: one tokenization, counts of any slice (section 1)
@@ -360,6 +360,22 @@ RECURSIVE_SETTINGS = (  # 4 tokens hold any character
 )
 
 
+def ends_at_sentence_ends(chunks, text, max_tokens, overlap=0):
+    """Raise ValueError unless every chunk but the last ends right after a sentence's end mark."""
+    for chunk in chunks[:-1]:
+        if not chunk.text.rstrip().endswith((".", "!", "?")):
+            raise ValueError(f"chunk [{chunk.start}, {chunk.end}) ends {chunk.text[-12:]!r}, not after a sentence")
+
+
+# Sentences of 5 tokens under a budget of 12: two a chunk, each cut where a sentence ends (after its mark).
+SEAM_CASES = [
+    Case("sentences over the budget", recursive_chunks, ("Jobs run on satellites. " * 12, 12),
+         ends_at_sentence_ends),
+    Case("sentences ending in ! and ?", recursive_chunks, ("Is it up? Yes it is! " * 10, 12),
+         ends_at_sentence_ends),
+]
+
+
 def previous_clean_cut(text, position, floor):
     """The last clean cut before `position` and not before `floor`, or None."""
     return next((cut for cut in range(position - 1, floor - 1, -1) if is_clean_cut(text, cut)), None)
@@ -429,6 +445,7 @@ def main():
         top.start <= fact_start and fact_end <= top.end,
         f"answer at [{fact_start}, {fact_end})",
     )
+    checks.check_cases("sentences cut where they end", SEAM_CASES)
     checks.check_cases(
         "tricky texts: lossless, in budget, packed full, overlap reaching back as far as it may",
         tricky_cases(recursive_chunks, check_recursive_chunks, RECURSIVE_SETTINGS),

@@ -306,7 +306,22 @@ def header_cases():
              partial(check_header_chunks, headers=HEADERS_BY_HAND), dict(setting))
         for setting in HEADER_SETTINGS
     ]
+    chunk_cases.append(Case("plain prose under a heading, with overlap", header_chunks,
+                            (PROSE_UNDER_A_HEADING, TITLE_FOR_TRICKY_INPUTS), shares_neighbours,
+                            dict(max_tokens=48, overlap=8)))
     return MAKE_HEADER_CASES + sorted(chunk_cases, key=lambda case: len(case.args[0]))
+
+
+def shares_neighbours(chunks, text, title, max_tokens, overlap):
+    """Raise ValueError unless each chunk after the first reaches back into the one before: the
+    overlap asked for, on plain prose under one heading, where nothing stops it."""
+    check_header_chunks(chunks, text, title, max_tokens, overlap)
+    for before, after in zip(chunks, chunks[1:]):
+        if after.start >= before.end:
+            raise ValueError(f"overlap={overlap}, yet the chunk at {after.start} shares nothing with the one before")
+
+
+PROSE_UNDER_A_HEADING = "# Satellites\n\n" + "Each satellite dials out to the server and runs its jobs. " * 12
 
 
 def check_header_chunks(chunks, text, title, max_tokens, overlap, headers=None, **markdown):

@@ -193,6 +193,8 @@ METRIC_CASES = [
     Case("the answer at rank 2", coverage_at_k, (HITS, GOLD, 2), returns(1.0)),
     Case("two hits covering the answer together, overlapping", coverage_at_k,
          ([("faq", 100, 115), ("faq", 105, 120)], GOLD, 2), returns(1.0)),
+    Case("two overlapping hits covering part of the answer: [100, 112) once", coverage_at_k,
+         ([("faq", 95, 110), ("faq", 105, 112)], GOLD, 2), returns(12 / 20)),
     Case("two gold spans, a quarter of the first covered", coverage_at_k,
          ([("faq", 115, 130)], TWO_GOLD, 1), returns(5 / 60)),
     Case("nothing retrieved", coverage_at_k, ([], GOLD, 5), returns(0.0)),
