@@ -137,6 +137,7 @@ class Case:
     args: tuple
     judge: Callable
     keywords: dict = field(default_factory=dict)
+    raises: type | None = None  # the exception the call must raise instead (its judge is then not used)
 
     def call(self) -> str:
         """The call as a learner types it, long texts cut: f('go https://example.com/x…')."""
@@ -175,7 +176,11 @@ def first_failure(cases) -> CaseFailure | None:
         except Exception as error:
             if str(error).startswith("TODO("):
                 raise
+            if case.raises is not None and isinstance(error, case.raises):
+                continue
             return CaseFailure(case, f"raised {error_line(error)}")
+        if case.raises is not None:
+            return CaseFailure(case, f"returned {shown(result)}, expected it to raise {case.raises.__name__}")
         try:
             case.judge(result, *case.args, **case.keywords)
         except (ValueError, AssertionError) as problem:

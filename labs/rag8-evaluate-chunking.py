@@ -203,6 +203,8 @@ METRIC_CASES = [
          (HITS, GOLD, 2), returns((20 / 90, 20 / 90))),
     Case("two hits overlapping each other", precision_and_iou, (OVERLAPPING, GOLD, 2),
          returns((20 / 60, 20 / 60))),
+    Case("a hit on half the answer and as much beside it: [110, 120) of [100, 130)", precision_and_iou,
+         ([("faq", 110, 130)], GOLD, 1), returns((10 / 20, 10 / 30))),
     Case("nothing retrieved", precision_and_iou, ([], GOLD, 5), returns((0.0, 0.0))),
 ]
 

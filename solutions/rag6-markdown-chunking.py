@@ -322,6 +322,8 @@ RULE_CASES = [
     Case("four spaces make indented code, not a heading", atx_heading, ("    # code",), returns(None)),
     Case("a tilde fence of four", fence_opening, ("~~~~ python",), returns(("~", 4))),
     Case("two backticks are not a fence", fence_opening, ("``x``",), returns(None)),
+    Case("a backtick in a backtick fence's info string: inline code, not a fence", fence_opening,
+         ("```js `x`",), returns(None)),
     Case("a delimiter row with a cell more than the header", is_table_start,
          (split_lines("a | b\n--- | --- | ---\n"), 0), returns(False)),
     Case("a header with a cell more than the delimiter row", is_table_start,

@@ -299,6 +299,9 @@ def check_semantic_chunks(chunks, text, max_tokens, method):
 
 
 PIECE_CASES = [
+    Case("an unknown method", semantic_chunks, ("Some text.", 64), returns(None), dict(method="magic"),
+         raises=ValueError),
+    Case("a budget of no tokens", semantic_chunks, ("Some text.", 0), returns(None), raises=ValueError),
     Case("one sentence", window_texts, ("Hi.", [(0, 3)], 2), returns(["Hi."])),
     Case("no neighbours", window_texts, (SENTENCES, SENTENCE_SPANS, 0),
          returns(["Sun. ", "Rain. ", "Snow. ", "Wind."])),

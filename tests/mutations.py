@@ -320,9 +320,10 @@ MUTATIONS = [
         "    words = [(text.find(word), text.find(word) + len(word)) for word in text.split()]",
     ),
     Mutation(
-        "rag5", "recursive_chunks", "packs with max_tokens, not the packing budget, so overlap overflows it",
-        "    packed = pack(spans, index.estimates(spans), budget)",
-        "    packed = pack(spans, index.estimates(spans), max_tokens)",
+        "rag5", "pack", "drops a span over budget on its own instead of making it a chunk",
+        "        else:\n            chunks.append((span_start, span_end))\n            total = tokens\n",
+        "        elif tokens <= max_tokens:\n"
+        "            chunks.append((span_start, span_end))\n            total = tokens\n",
     ),
     Mutation(
         "rag6", "closes_fence", "a closing fence of a shorter run closes it",
@@ -366,8 +367,8 @@ MUTATIONS = [
         "        reach = max(start - overlap, previous_start)",
     ),
     Mutation(
-        "rag6", "atx_heading", "the title keeps the spaces around it",
-        "    title = CLOSING_HASHES.sub(\"\", match.group(2)).strip()",
-        "    title = CLOSING_HASHES.sub(\"\", match.group(2))",
+        "rag6", "fence_opening", "a backtick fence with a backtick in its info string opens a fence",
+        '    if fence[0] == "`" and "`" in info:\n        return None\n',
+        "",
     ),
 ]

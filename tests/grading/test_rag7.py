@@ -106,6 +106,16 @@ def test_bad_parameters_get_clear_errors(rag7, args, error):
 
 
 @pytest.mark.grades("header_chunks")
+def test_overlap_reaches_back_on_plain_prose(rag7):
+    """header_chunks(..., overlap): each chunk after the first shares text with the one before."""
+    text = "# Satellites\n\n" + "Each satellite dials out to the server and runs its jobs. " * 12
+    chunks = rag7.header_chunks(text, "Orbit", 48, 8)
+    check.chunker_basics(text, chunks, 48)
+    for before, after in zip(chunks, chunks[1:]):
+        assert after.start < before.end, f"{check.name(after)} shares nothing with the chunk before, with overlap 8"
+
+
+@pytest.mark.grades("header_chunks")
 def test_empty_text_gives_no_chunks(rag7):
     check.expect(rag7.header_chunks("", "T", 50), [])
 

@@ -60,6 +60,18 @@ def test_precision_and_iou_by_hand(rag8):
     check.expect_close(rag8.precision_and_iou(HITS, GOLD, 3), (20 / 110, 20 / (110 + 20 - 20)))
 
 
+@pytest.mark.grades("coverage_at_k")
+def test_overlapping_hits_cover_their_shared_characters_once(rag8):
+    # [95, 110) and [105, 112) cover [100, 112) of the answer [100, 120): 12 of 20 characters.
+    check.expect_close(rag8.coverage_at_k([("faq", 95, 110), ("faq", 105, 112)], GOLD, 2), 12 / 20)
+
+
+@pytest.mark.grades("precision_and_iou")
+def test_iou_divides_by_the_union(rag8):
+    # [110, 130) against [100, 120): 10 shared, 20 retrieved, 30 in the union.
+    check.expect_close(rag8.precision_and_iou([("faq", 110, 130)], GOLD, 1), (10 / 20, 10 / 30))
+
+
 @pytest.mark.grades("precision_and_iou")
 def test_overlapping_hits_count_their_characters_once(rag8):
     hits = [("faq", 100, 150), ("faq", 100, 150)]

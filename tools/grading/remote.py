@@ -139,6 +139,8 @@ def short(value, width: int = 24) -> str:
         return repr(value) if len(value) <= width else repr(value[:width])[:-1] + "…'"
     if isinstance(value, academy_llm.Chunk):
         return f"Chunk[{value.start}, {value.end})"
+    if isinstance(value, wire.New):  # the lab's own object, made in its worker: TokenIndex(…)
+        return f"{value.name}({', '.join(short(arg, 12) for arg in value.args)})"
     if isinstance(value, np.ndarray):
         return f"array(shape {'x'.join(map(str, value.shape))})"
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
