@@ -315,17 +315,6 @@ MUTATIONS = [
         "        first = last + 1",
     ),
     Mutation(
-        "rag4", "word_windows", "finds each word with text.find, so a repeated word gets the first offset",
-        '    words = [(match.start(), match.end()) for match in re.finditer(r"\\S+", text)]',
-        "    words = [(text.find(word), text.find(word) + len(word)) for word in text.split()]",
-    ),
-    Mutation(
-        "rag5", "pack", "drops a span over budget on its own instead of making it a chunk",
-        "        else:\n            chunks.append((span_start, span_end))\n            total = tokens\n",
-        "        elif tokens <= max_tokens:\n"
-        "            chunks.append((span_start, span_end))\n            total = tokens\n",
-    ),
-    Mutation(
         "rag6", "closes_fence", "a closing fence of a shorter run closes it",
         "len(match.group(1)) >= length",
         "len(match.group(1)) >= 1",

@@ -89,7 +89,7 @@ def test_the_header_counts_against_the_budget(rag7):
 
 @pytest.mark.grades("header_chunks")
 def test_a_header_longer_than_the_budget_is_a_clear_error(rag7):
-    with pytest.raises(ValueError, match="header"):
+    with pytest.raises(ValueError, match="(?i)header"):  # the words are the student's; it names the header
         rag7.header_chunks("# Title\n\nText.", "A very long title " * 10, 20)
 
 
@@ -129,7 +129,7 @@ def test_property_lossless_header_and_text_in_budget(rag7, text, max_tokens, dat
         chunks = rag7.header_chunks(text, "Orbit", max_tokens, overlap)
     except ValueError as error:  # documented: a heading too long to leave room for text
         message = str(error)
-        assert message.startswith("the header ") and "raise max_tokens" in message, (
+        assert "header" in message.lower(), (  # the words are the student's; it says what is too long
             f"raised ValueError {message!r}; only a header too long for max_tokens may")
         return
     check.chunker_basics(text, chunks, max_tokens)

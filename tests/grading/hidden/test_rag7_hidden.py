@@ -57,7 +57,7 @@ def test_header_chunks_hidden_metadata(rag7, metadata, fields):
 
 @pytest.mark.grades("header_chunks")
 def test_header_chunks_hidden_header_too_long(rag7):
-    with pytest.raises(ValueError, match="header"):
+    with pytest.raises(ValueError, match="(?i)header"):
         rag7.header_chunks("# T\n\nx", "Handbook of operations " * 4, 16)
 
 
@@ -69,7 +69,7 @@ def test_header_chunks_hidden_property(rag7, text, max_tokens, data):
     try:
         chunks = rag7.header_chunks(text, "Ops", max_tokens, overlap)
     except ValueError as error:  # documented: a heading too long to leave room for text
-        assert str(error).startswith("the header "), f"raised ValueError {str(error)!r}"
+        assert "header" in str(error).lower(), f"raised ValueError {str(error)!r}"
         return
     check.chunker_basics(text, chunks, max_tokens)
     check.nothing_protected_cut(text, chunks)
