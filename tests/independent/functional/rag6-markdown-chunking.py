@@ -1,0 +1,322 @@
+# %% [markdown]
+# # rag6: Markdown-aware chunking
+#
+# Documentation is not a stream of sentences. It has **structure**: sections
+# under headings, code blocks, tables, lists. rag5's splitter sees only seams
+# of whitespace, so it will happily cut a table between two rows or a code
+# block between two lines, and a chunk that starts halfway down a table has
+# lost the header row that says what its numbers mean.
+#
+# This lab chunks structure first, size second:
+#
+# 1. find the **blocks**: headings, fenced code, tables, lists, paragraphs...;
+# 2. group blocks into **sections**, each with its heading path, such as
+#    `("Install", "On Linux")`;
+# 3. pack each section's blocks up to the budget with rag5's machinery, never
+#    cutting inside a fenced block or a table. One that alone is over budget
+#    becomes its own chunk, flagged `oversize`;
+# 4. keep the **front matter** (the `---` block of metadata at the top of many
+#    documentation pages) as a chunk of its own.
+#
+# You write the rules that recognise Markdown (`atx_heading`,
+# `fence_opening`, `closes_fence`, `is_table_start`), the heading path
+# (`enter_section`), the packing of a section (`chunk_section`) and the entry
+# point (`markdown_chunks`). The rest is given, for you to read:
+# `labkit/markdown.py` reads Markdown's other blocks (lists, quotes, HTML,
+# setext headings) with your four rules, and `labkit/markdown_chunking.py`
+# joins your functions (sections, big blocks cut at seams, overlap).
+
+
+# %%
+import re
+
+from academy_llm import DATASETS, check_text_and_window, embed, top_k
+from labkit import Case, Invariants, answer_span, load_lab, returns, run_lab, view_chunks
+from labkit.retrieval import compare_retrieval  # given: recall@5 by kind of question over the corpus
+from labkit import markdown_chunking as given  # given: sections, pieces, overlap, the report
+from labkit.markdown import (  # given: reading Markdown (see its docstring)
+    PROTECTED, Recognisers, Scanner, cut_regions, indent_of, is_delimiter_row, markdown_cases,
+    regions_to_keep_whole, table_cells,
+)
+from labkit.markdown import (  # noqa: F401 (unused here: rag7, rag8, rag10 and the tests take them from rag6)
+    TRICKY_MARKDOWN, TrickyMarkdown, body_start_of, check_markdown_chunks, front_matter, iter_lines,
+    split_lines, with_every_line_end,
+)
+from labkit.markdown_chunking import front_matter_chunk
+
+rag5 = load_lab("rag5")  # TokenIndex, split_at_seams, pack, mend, packing_budget
+
+# %% [markdown]
+# ## 1. Recognising Markdown
+#
+# Markdown is defined line by line; `split_lines` gives each line with its
+# offsets in the text (`line.start`, `line.end`) and its `text`. CommonMark's
+# rules, in the small:
+#
+# - An **ATX heading** is 1-6 `#` then a space (or nothing): `## Install`.
+#   Optional closing `#`s are not part of the title.
+# - A **fence** opens with 3 or more backticks or tildes (up to 3 spaces of
+#   indent). It closes at a line of the *same* character, at least as long,
+#   with nothing after it but spaces. So a ```` block can hold ``` lines,
+#   and a `#` line inside a fence is code, not a heading. A fence that is
+#   never closed runs to the end of the document.
+# - A **table** (GitHub's flavour) is a header row with a `|`, followed by a
+#   delimiter row such as `|---|:--:|` or `--- | ---`, with as many cells.
+#   Leading and trailing pipes are optional.
+
+
+# %%
+ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*)$")  # groups: the #s, the rest of the line
+CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+FENCE_OPENING = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")  # groups: the fence, the rest of the line
+FENCE_CLOSING = re.compile(r"^ {0,3}(`+|~+)[ \t]*$")  # group: the fence
+
+
+def atx_heading(text):
+    """(level, title) if `text` is an ATX heading such as '## Install ##', else None."""
+    match = ATX_HEADING.match(text)
+    if match is None:
+        return None
+    hashes, rest = match.groups()
+    return len(hashes), CLOSING_HASHES.sub("", rest).strip()
+
+
+def fence_opening(text):
+    """(char, length) if `text` opens a fenced code block, else None."""
+    match = FENCE_OPENING.match(text)
+    if match is None:
+        return None
+    fence, info = match.groups()
+    if fence[0] == "`" and "`" in info:  # inline code such as ```a`b, not a fence
+        return None
+    return fence[0], len(fence)
+
+
+def closes_fence(text, char, length):
+    """True if `text` closes a fence opened with `length` times `char`."""
+    match = FENCE_CLOSING.match(text)
+    return bool(match) and match.group(1)[0] == char and len(match.group(1)) >= length
+
+
+def is_table_start(lines, i):
+    """True if lines[i] is a table's header row (lines[i + 1] being its delimiter row)."""
+    if i + 1 >= len(lines):
+        return False
+    header, delimiter = lines[i].text, lines[i + 1].text
+    return ("|" in header and indent_of(header) < 4 and is_delimiter_row(delimiter)
+            and len(table_cells(header)) == len(table_cells(delimiter)))
+
+
+def scan_blocks(lines):
+    """The blocks of `lines`, in order, read by the given scanner with the four rules above
+    (looked up at each call, so a rule redefined in a notebook is the one used)."""
+    return Scanner(Recognisers(fence_opening, closes_fence, atx_heading, is_table_start)).scan(lines)
+
+
+# %% [markdown]
+# ## 2. Sections and heading paths
+#
+# Each heading opens a section. Its **heading path** is the chain of headings
+# above it: under `# Install`, `## On Linux` has the path
+# `("Install", "On Linux")`; a later `## On macOS` replaces `On Linux`, and a
+# later `# Upgrade` starts afresh. The path says what a chunk is *about*,
+# even when its text never says it (rag7 puts it to work). The given
+# `sections_of` calls `enter_section` at each heading, and folds a section with
+# almost no body (one line under `## General`) into the child that follows it.
+
+
+# %%
+def enter_section(path, level, title):
+    """The heading path after a heading of `level` (1-6) titled `title`.
+
+    `path` holds (level, title) pairs from the outermost heading in.
+    """
+    return (*(entry for entry in path if entry[0] < level), (level, title))
+
+
+# %% [markdown]
+# ## 3. Packing a section without cutting what must stay whole
+#
+# Within a section, each block is a piece if it fits the budget. A paragraph,
+# list or quote too big is split at rag5's seams, never inside a fence or table
+# nested in it. A fenced block or table too big stays whole, a chunk of its
+# own flagged `oversize`: cut between rows, every chunk after the first would
+# lose the header row that names its columns (rag7 cuts tables into rows that
+# keep it). A heading never ends a chunk: it is glued to the piece after it.
+# The given `pieces_of` makes these pieces; you pack them greedily, as in rag5,
+# and read each chunk's count from the index.
+
+
+# %%
+def chunk_section(text, section, max_tokens, index, regions):
+    """(start, end, tokens) chunks of one section, within max_tokens unless one whole piece."""
+    from bisect import bisect_left  # the lab imports no bisect of its own
+
+    pieces = pieces_of(text, section, max_tokens, index, regions)
+    piece_starts = [piece.start for piece in pieces]
+    packed = rag5.pack([(piece.start, piece.end) for piece in pieces], [piece.tokens for piece in pieces],
+                       max_tokens)
+
+    def exact(start, end):
+        n_tokens = index.count(start, end)
+        if n_tokens <= max_tokens:
+            return [(start, end, n_tokens)]
+        held = pieces[bisect_left(piece_starts, start) : bisect_left(piece_starts, end)]
+        return repack_exactly(text, held, max_tokens, index, regions)
+
+    return [chunk for start, end in packed for chunk in exact(start, end)]
+
+
+def pieces_of(text, section, budget, index, regions):
+    """The Pieces tiling a section, big blocks cut at rag5's seams (given: labkit/markdown_chunking.py)."""
+    return given.pieces_of(text, section, budget, index, regions, rag5.split_at_seams)
+
+
+def repack_exactly(text, pieces, max_tokens, index, regions):
+    """(start, end, tokens) chunks of `pieces` packed again, counting exactly (given, as above)."""
+    return given.repack_exactly(text, pieces, max_tokens, index, regions, rag5.mend)
+
+
+# %% [markdown]
+# ## 4. The whole document
+#
+# `markdown_chunks` reads the document once (tokens, blocks, sections, the
+# regions of fences and tables), keeps any front matter as a chunk of its own,
+# then chunks section after section. As in rag5, overlap reaches back into the
+# chunk before, in the same section, by up to `overlap` tokens, from a word; a
+# point inside a fence or table moves on to its end (overlap may repeat a whole
+# table, never half of one). An oversize chunk gets none.
+
+
+# %%
+def markdown_chunks(text, max_tokens, overlap=0):
+    """Chunks of a Markdown document: sections first, then size; fences and tables never cut."""
+    check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
+    if not text:
+        return []
+    document = read_document(text, rag5.packing_budget(max_tokens, overlap))
+    chunks = [front_matter_chunk(text, document.body_start, max_tokens, document.index)] if document.body_start else []
+    for section in document.sections:
+        chunks += section_chunks(text, section, max_tokens, overlap, document.index, document.regions)
+    return chunks
+
+
+def read_document(text, budget):
+    """`text` tokenized and scanned once, its sections made with enter_section (given, as above)."""
+    return given.read_document(text, budget, rag5.TokenIndex(text), scan_blocks, enter_section)
+
+
+def section_chunks(text, section, max_tokens, overlap, index, regions):
+    """The Chunks of one section: packed by chunk_section, then overlapped (given, as above)."""
+    packed = chunk_section(text, section, rag5.packing_budget(max_tokens, overlap), index, regions)
+    return given.section_chunks(text, section, packed, max_tokens, overlap, index, regions)
+
+
+# %% [markdown]
+# ## 5. Try it on a real page
+#
+# Structure first changes the sizes of chunks: a short section makes a short
+# chunk, and a table or code block too big for the budget stays whole, past
+# it. A plot of the chunk sizes over the whole corpus shows both (a PNG file
+# beside your run, or inline in a notebook). `view_chunks` then shows chunks on
+# the page, each with its heading path: see the table kept whole, oversize.
+#
+# ## 6. Tricky Markdown
+#
+# The page uses a few of Markdown's forms. The lab ends by chunking small
+# documents that use the others (`TRICKY_MARKDOWN` in `labkit/markdown.py`):
+# tilde fences and fences of four backticks, fences and tables inside lists
+# and quotes, tables without outer pipes, setext headings, front matter, a
+# fence never closed; each with `\n`, `\r\n` and lone `\r` line ends, at budgets
+# from 4 tokens up, with and without overlap, beside the course's
+# `TRICKY_TEXTS`. Each names, by hand, the blocks that must stay whole and the
+# heading paths some lines must carry: the checks never ask your code. The
+# first input that goes wrong is shown with the call that reproduces it.
+
+# %%
+# Your four rules on lines worked out by hand (CommonMark, and GitHub's tables), since the
+# scanner asks a rule only about the lines where it could be true.
+RULE_CASES = [
+    Case("a #tag is not a heading", atx_heading, ("#hashtag",), returns(None)),
+    Case("seven #s are not a heading", atx_heading, ("####### seven",), returns(None)),
+    Case("a heading with closing #s", atx_heading, ("## Install ##",), returns((2, "Install"))),
+    Case("a heading indented three spaces", atx_heading, ("   ### Three",), returns((3, "Three"))),
+    Case("four spaces make indented code, not a heading", atx_heading, ("    # code",), returns(None)),
+    Case("a tilde fence of four", fence_opening, ("~~~~ python",), returns(("~", 4))),
+    Case("two backticks are not a fence", fence_opening, ("``x``",), returns(None)),
+    Case("a delimiter row with a cell more than the header", is_table_start,
+         (split_lines("a | b\n--- | --- | ---\n"), 0), returns(False)),
+    Case("a header with a cell more than the delimiter row", is_table_start,
+         (split_lines("a | b | c\n--- | ---\n"), 0), returns(False)),
+    Case("a table without outer pipes", is_table_start, (split_lines("a | b\n--- | ---\n"), 0), returns(True)),
+    Case("a header row indented four spaces is code", is_table_start,
+         (split_lines("    a | b\n--- | ---\n"), 0), returns(False)),
+    Case("the last line has no delimiter row after it", is_table_start, (split_lines("a | b\n"), 0),
+         returns(False)),
+]
+PAGE = DATASETS / "orbit-docs" / "storage-backends.md"
+ANSWER = "| `storage.postgres_max_idle_conns` | `5` | idle sessions kept open between bursts |"
+QUESTION = "What is the default value of storage.postgres_max_idle_conns?"
+MAX_TOKENS = 256
+OVERLAP = 32
+
+
+def main():
+    page = PAGE.read_text(encoding="utf-8")
+    answer_start, answer_end = answer_span(page, ANSWER)
+    regions = regions_to_keep_whole(page)
+    chunkers = {"markdown": markdown_chunks, "recursive": rag5.recursive_chunks}
+
+    given.show_structure(page, scan_blocks)  # 1. its front matter, 2. its blocks
+    chunks = given.compare_on_page(PAGE.name, page, regions, chunkers, MAX_TOKENS, OVERLAP)["markdown"]
+    given.plot_sizes(chunkers, MAX_TOKENS, OVERLAP, "rag6-chunk-sizes.png")
+    print("\n5. Markdown chunks on the page, each labelled with its heading path:")
+    view_chunks(page, chunks, first=1, limit=3)
+
+    print(f"\n6. Retrieval: {QUESTION!r}")
+    for name, chunker in chunkers.items():
+        ranked = given.rank_of_answer(chunker(page, MAX_TOKENS, OVERLAP), QUESTION, answer_start, answer_end)
+        print(f"   {name:<10} rank of the first chunk holding the whole answer: {ranked}")
+    # Every test question of the corpus, by kind. A big table kept whole embeds as one blurred
+    # vector, so tables are where Markdown chunks lose: rag7's header and table rows answer that.
+    compare_retrieval(7, {name: lambda text, chunker=chunker: chunker(text, MAX_TOKENS, OVERLAP)
+                          for name, chunker in reversed(chunkers.items())}, "markdown")
+    vectors = embed([chunk.embedding_text for chunk in chunks])
+    top = chunks[top_k(embed([QUESTION])[0], vectors, 1)[0][0]]
+
+    print("\nInvariants")
+    checks = Invariants("rag6")
+    checks.check_chunks(  # the budget check skips the chunks flagged oversize
+        "nothing lost, every chunk an exact slice within budget", [(page, chunks)], MAX_TOKENS)
+    oversize = [c for c in chunks if c.oversize]
+    checks.check("only a fenced block or table alone is oversize", all(c.kind in PROTECTED for c in oversize),
+                 f"{len(oversize)} oversize chunk(s)")
+    cut = set(cut_regions(chunks, regions))  # each block once, however many edges fall in it, as in step 3
+    checks.check("no fenced block or table is cut (checked by separate code)", not cut, f"{len(cut)} cut")
+    checks.check("the top result holds the answer", top.start <= answer_start and answer_end <= top.end,
+                 f"answer at [{answer_start}, {answer_end})")
+    checks.check_cases("your rules, on lines worked out by hand", RULE_CASES)
+    checks.check_cases("tricky Markdown: lossless, in budget, fences and tables whole, heading paths right",
+                       markdown_cases(markdown_chunks))
+    return checks.verdict()
+
+
+# %% [markdown]
+# ## Hints
+#
+# Each TODO above shows its first hint: what the function must achieve, and
+# why. Two more levels wait until you ask: the approach, then a sketch close to
+# code. `python labs/rag6-markdown-chunking.py --hint 2` runs the lab and shows
+# hint 2 for the TODO where it stops; `--hint 3` shows the next level, and
+# `--hint 2 atx_heading` one function's. In a notebook, run the cells above,
+# then `show_hint(2)` or `show_hint(2, "atx_heading")`.
+
+# %%
+from labkit import lab_hints, show_hint  # in a notebook: show_hint(2)
+
+HINTS = lab_hints("rag6")  # labs/hints/rag6.json: asked for, not read
+
+
+# %%
+if __name__ == "__main__":
+    run_lab(main)
