@@ -85,7 +85,11 @@ def atx_heading(text):
 
 
 def fence_opening(text):
-    """(char, length) if `text` opens a fenced code block, else None."""
+    """(char, length) if `text` opens a fenced code block, else None.
+
+    As CommonMark has it: three or more backticks or tildes, indented three
+    spaces at most; a backtick fence's info string holds no backtick.
+    """
     # TODO(rag6): Tell whether a line opens a fenced code block, and with which character and how
     #   long a fence: that decides which line closes the block, and everything up to it
     #   is code that no chunk may cut and no heading rule may read.
@@ -147,7 +151,7 @@ def scan_blocks(lines):
 def enter_section(path, level, title):
     """The heading path after a heading of `level` (1-6) titled `title`.
 
-    `path` holds (level, title) pairs from the outermost heading in.
+    `path` is a tuple of (level, title) pairs from the outermost heading in; so is the result.
     """
     # TODO(rag6): Give the heading path after a new heading, so that every chunk knows which chain
     #   of headings it sits under, even when its own text never names them.

@@ -84,7 +84,10 @@ def make_header(title, section, metadata):
 
 # %%
 def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
-    """rag6's chunks, each with a header (title › headings (fields)) counted in max_tokens."""
+    """rag6's chunks, each with a header (title › headings (fields)) counted in max_tokens.
+
+    Bad arguments raise as rag6's do, and a title that is not a str is a TypeError.
+    """
     # BEGIN SOLUTION
     # hint 1: Chunk a Markdown page as rag6 does, but give every chunk the header of its section
     # hint 1: and keep header and text together within max_tokens, because the embedding model's

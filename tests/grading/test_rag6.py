@@ -47,7 +47,7 @@ def test_fence_opening(rag6, line, expected):
      ("   ~~~~", "~", 4, True)],
 )
 def test_closes_fence(rag6, line, char, length, expected):
-    check.expect(rag6.closes_fence(line, char, length), expected)
+    check.expect(bool(rag6.closes_fence(line, char, length)), expected)  # "True if": any falsy no
 
 
 @pytest.mark.grades("atx_heading")
@@ -70,7 +70,7 @@ def test_atx_heading(rag6, line, expected):
 )
 def test_is_table_start(rag6, rows, expected):
     lines = rag6.split_lines("\n".join(rows) + "\n")
-    check.expect(rag6.is_table_start(lines, 0), expected)
+    check.expect(bool(rag6.is_table_start(lines, 0)), expected)  # "True if": any falsy no
 
 
 @pytest.mark.grades("enter_section")

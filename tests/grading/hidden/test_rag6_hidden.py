@@ -79,7 +79,7 @@ def test_fence_opening_hidden(rag6, line, expected):
     ("```~", "`", 3, False), ("~~~~", "~", 5, False), ("````", "`", 3, True),
     ("\t~~~", "~", 3, False)])
 def test_closes_fence_hidden(rag6, line, char, length, expected):
-    check.expect(rag6.closes_fence(line, char, length), expected)
+    check.expect(bool(rag6.closes_fence(line, char, length)), expected)  # "True if": any falsy no
 
 
 @pytest.mark.grades("atx_heading")
@@ -100,7 +100,7 @@ def test_atx_heading_hidden(rag6, line, expected):
     (["| a \\| b |", "|---|"], True)])
 def test_is_table_start_hidden(rag6, rows, expected):
     lines = rag6.split_lines("\r\n".join(rows) + "\r\n")
-    check.expect(rag6.is_table_start(lines, 0), expected)
+    check.expect(bool(rag6.is_table_start(lines, 0)), expected)  # "True if": any falsy no
 
 
 @pytest.mark.grades("enter_section")
