@@ -219,7 +219,7 @@ QUOTES = (
     Quote("rag9", "orbit", Table(r"Orbit docs:", r"\s+[a-z]", r"\s+\(", cut_at="sentences/s")),
     Quote(
         "rag9", "chroma", Table(r"Chroma's benchmark:", r"\s+[a-z]", cut_at="seconds"),
-        absent_when="Chroma's benchmark not found",
+        absent_when="Chroma's benchmark (not shipped with the course) not found",
     ),
 )
 
