@@ -46,6 +46,13 @@ def test_make_header(rag7, section, metadata, expected):
     check.expect(rag7.make_header("Orbit docs", section, metadata), expected)
 
 
+@pytest.mark.grades("make_header")
+def test_make_header_leaves_empty_parts_out(rag7):
+    """An empty title or heading is left out of the path, as the lab says, separators and all."""
+    check.expect(rag7.make_header("", ("Install",), {}), "Install")
+    check.expect(rag7.make_header("Docs", ("", "Usage"), {}), "Docs › Usage")
+
+
 @pytest.mark.grades("header_chunks")
 def test_headers_come_from_title_headings_and_front_matter(rag7):
     chunks = rag7.header_chunks(PAGE, "Orbit docs", 64)
