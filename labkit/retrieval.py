@@ -16,10 +16,9 @@ from academy_llm import corpus_pages, corpus_questions, embed, top_k_each
 KINDS = ("prose", "identifier", "table", "code", "multi_section")
 
 
-def answer_spans(question: dict) -> list[tuple]:
-    """Every (page, start, end) a question's answer needs."""
-    first = (question["doc_id"], question["start"], question["end"])
-    return [first] + [tuple(span) for span in question.get("extra_spans", [])]
+def gold_spans(question: dict) -> list[tuple]:
+    """Every (page, start, end) a question's answer needs: its span, and a multi_section one's extra spans."""
+    return [(question["doc_id"], span["start"], span["end"]) for span in [question] + question.get("extra_spans", [])]
 
 
 def recall_by_kind(chunker: Callable, k: int = 5, split: str = "test") -> dict[str, float]:
@@ -30,7 +29,7 @@ def recall_by_kind(chunker: Callable, k: int = 5, split: str = "test") -> dict[s
     ranked = top_k_each(embed([q["question"] for q in questions]), embed([c.embedding_text for _, c in chunks]), k)
     scores: dict[str, list[float]] = {}
     for question, top in zip(questions, ranked):
-        spans = answer_spans(question)
+        spans = gold_spans(question)
         held = sum(any(chunks[row][0] == page and chunks[row][1].start <= start and end <= chunks[row][1].end
                        for row, _ in top) for page, start, end in spans)
         for kind in (question["kind"], "all"):

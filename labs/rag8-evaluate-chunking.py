@@ -35,6 +35,7 @@ import time
 
 from academy_llm import corpus_pages, corpus_questions, count_tokens, embed, embed_cost, make_chunk, top_k_each
 from labkit import Case, Invariants, load_lab, returns, run_lab, show_figure
+from labkit.retrieval import gold_spans  # given: every span a question's answer needs
 
 rag4 = load_lab("rag4")
 rag5 = load_lab("rag5")
@@ -275,10 +276,6 @@ PLOTTED = ("token windows", "recursive", "markdown + header")  # the plot's size
 def chunk_corpus(strategy, size):
     """[(doc_id, Chunk)] for the whole corpus."""
     return [(doc_id, chunk) for doc_id, text in corpus_pages().items() for chunk in STRATEGIES[strategy](text, size)]
-
-
-def gold_spans(question):
-    return [(question["doc_id"], span["start"], span["end"]) for span in [question] + question.get("extra_spans", [])]
 
 
 def embed_once(texts, embedder):

@@ -41,8 +41,7 @@ REFERENCE_LABS = ROOT / "solutions"
 STUDENT_LABS = ROOT / "labs"
 REFERENCE_TIMES = Path(__file__).resolve().parent / "grading" / "reference_times.json"
 # What a lab may not read while it is graded: the reference, the judge, the tools, the history.
-FORBIDDEN = [ROOT / "solutions", ROOT / "notebooks" / "solutions", ROOT / "tests", ROOT / "tools",
-             ROOT / "benchmarks", ROOT / ".git", ROOT / ".hypothesis"]
+FORBIDDEN = [ROOT / name for name in confine.CLOSED_FOLDERS]
 TIME_FLOOR = 10.0  # seconds: the least time limit of a grading test
 TIME_FACTOR = 10.0  # a test may take this many times what the reference took
 OUTER_GUARD = 120.0  # seconds beyond a test's limit before pytest-timeout stops the grader's own side

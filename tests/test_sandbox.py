@@ -10,7 +10,7 @@ import remote
 import wire
 
 ROOT = Path(__file__).resolve().parent.parent
-FORBIDDEN = [ROOT / name for name in ("solutions", "tests", "tools", "benchmarks", ".git")]
+FORBIDDEN = [ROOT / name for name in confine.CLOSED_FOLDERS]
 
 LOOKER = '''
 import os

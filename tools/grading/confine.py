@@ -41,6 +41,8 @@ import tempfile
 from pathlib import Path
 
 SANDBOX, USER, PROCESS = "sandbox", "user", "process"
+# The course's folders no lab may reach while it is graded: the reference, the judge, the tools, the history.
+CLOSED_FOLDERS = ("solutions", "notebooks/solutions", "tests", "tools", "benchmarks", ".git", ".hypothesis")
 LAYERS = (SANDBOX, USER, PROCESS)
 SANDBOX_UID = 65534  # "nobody" inside the sandbox's user namespace
 DEFAULT_USER = "chunking-worker"

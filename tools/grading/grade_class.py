@@ -700,7 +700,7 @@ def plan(submission: Submission, out: Path, labs: list[str]) -> Job | Outcome:
 def isolation_refused(allow_unsandboxed: bool) -> str:
     """Why a class may not be graded here ('' if it may): student code runs in a sandbox, or
     the instructor has said, with --allow-unsandboxed, that a weaker wall will do."""
-    closed = [str(ROOT / name) for name in ("solutions", "tests", "tools", "benchmarks", ".git")]
+    closed = [str(ROOT / name) for name in confine.CLOSED_FOLDERS]
     try:
         isolation = confine.choose(closed)
     except confine.Unavailable as error:
