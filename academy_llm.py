@@ -240,6 +240,9 @@ def make_chunk(source: str, start: int, end: int, n_tokens: int | None = None, *
     not counted twice); otherwise it is counted here.
     """
     start, end = int(start), int(end)  # plain ints, even from numpy arithmetic
+    if not 0 <= start <= end <= len(source):
+        raise ValueError(f"make_chunk: the span [{start}, {end}) is not one of the source's "
+                         f"{len(source)} characters; a chunk needs 0 <= start <= end <= {len(source)}")
     text = source[start:end]
     n_tokens = count_tokens(text) if n_tokens is None else int(n_tokens)
     return Chunk(text=text, start=start, end=end, n_tokens=n_tokens, **fields)

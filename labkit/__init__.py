@@ -17,6 +17,7 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
                slice) and LineSeam (a line-break seam found fast)
 - markdown.py  rag6's given Markdown reading: lines, front matter, the block scanner
                (run with the student's rules), regions, the tricky documents
+- public_tests.py  a lab's public grading tests, run in its own process as its last check
 - markdown_chunking.py  rag6's given chunking between the student's functions: sections,
                pieces, overlap and kinds, and the report rag6 prints on a page
 """

@@ -58,6 +58,18 @@ class Invariants:
             print(f"\n{self.lab}: all invariants hold.")
         return not self.failed
 
+    def check_public_tests(self, namespace: dict) -> bool:
+        """Run the lab's public grading tests on the functions in `namespace` (the lab's
+        globals()), as the grader does: all pass here, all pass there (labkit/public_tests.py)."""
+        from labkit.public_tests import public_tests_detail, run_public_tests
+
+        try:
+            count, failures = run_public_tests(self.lab, namespace)
+        except FileNotFoundError as missing:
+            return self.check("the public grading tests", False, str(missing))
+        return self.check("the public grading tests, as the grader runs them", not failures,
+                          public_tests_detail(self.lab, count, failures))
+
     def check_cases(self, name: str, cases) -> bool:
         """Run a battery of Cases, smallest input first; the first that goes wrong becomes
         the FAIL line's detail: what was wrong, then the call that shows it."""

@@ -35,7 +35,7 @@ from labkit import Case, Invariants, answer_span, load_lab, returns, run_lab, vi
 from labkit.retrieval import compare_retrieval  # given: recall@5 by kind of question over the corpus
 from labkit import markdown_chunking as given  # given: sections, pieces, overlap, the report
 from labkit.markdown import (  # given: reading Markdown (see its docstring)
-    PROTECTED, Recognisers, Scanner, cut_regions, indent_of, is_delimiter_row, markdown_cases,
+    PROTECTED, Recognisers, Scanner, cut_regions, every_line_cases, indent_of, is_delimiter_row, markdown_cases,
     regions_to_keep_whole, table_cells,
 )
 from labkit.markdown import (  # noqa: F401 (unused here: rag7, rag8, rag10 and the tests take them from rag6)
@@ -179,7 +179,13 @@ def enter_section(path, level, title):
 
 # %%
 def chunk_section(text, section, max_tokens, index, regions):
-    """(start, end, tokens) chunks of one section, within max_tokens unless one whole piece."""
+    """(start, end, tokens) chunks of one section, within max_tokens unless one whole piece.
+
+    The pieces come from the given pieces_of, packed greedily with rag5's pack;
+    `tokens` is each chunk's exact count (index.count). A packed chunk over
+    budget goes to the given repack_exactly, which packs its pieces again,
+    counting exactly and never cutting what must stay whole.
+    """
     # TODO(rag6): Pack one section into chunks within max_tokens, each with its exact token count,
     #   without ever cutting a fenced block or a table: one that alone is over budget
     #   stays a chunk of its own (the caller flags it oversize).
@@ -264,6 +270,12 @@ def section_chunks(text, section, max_tokens, overlap, index, regions):
 # `TRICKY_TEXTS`. Each names, by hand, the blocks that must stay whole and the
 # heading paths some lines must carry: the checks never ask your code. The
 # first input that goes wrong is shown with the call that reproduces it.
+#
+# The scanner asks a rule only about the lines it could be true of (atx_heading
+# about a line starting with `#`, say), so a rule can be wrong on every other
+# line and still chunk these documents well. So your four rules are also asked
+# about every line of them, and judged by what a real CommonMark parser
+# (markdown-it-py, with GitHub's tables) makes of that line on its own.
 
 # %%
 def rule_cases():
@@ -334,8 +346,13 @@ def main():
     checks.check("the top result holds the answer", top.start <= answer_start and answer_end <= top.end,
                  f"answer at [{answer_start}, {answer_end})")
     checks.check_cases("your rules, on lines worked out by hand", rule_cases())
+    checks.check_cases("your rules on every line of the tricky documents, as a CommonMark parser reads it",
+                       every_line_cases(Recognisers(fence_opening, closes_fence, atx_heading, is_table_start)))
     checks.check_cases("tricky Markdown: lossless, in budget, fences and tables whole, heading paths right",
                        markdown_cases(markdown_chunks))
+    # Last, the public grading tests (tests/grading/test_rag6.py), run on your functions as the
+    # grader runs them, same examples and all: when they pass here, they pass there.
+    checks.check_public_tests(globals())
     return checks.verdict()
 
 

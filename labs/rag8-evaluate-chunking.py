@@ -454,6 +454,9 @@ def main():
         whole["IoU"] < headed["IoU"],
         f"IoU {whole['IoU']:.3f} for whole pages, {headed['IoU']:.3f} for markdown + header",
     )
+    # Last, the public grading tests (tests/grading/test_rag8.py), run on your functions as the
+    # grader runs them, same examples and all: when they pass here, they pass there.
+    checks.check_public_tests(globals())
     return checks.verdict()
 
 

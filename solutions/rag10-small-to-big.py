@@ -710,6 +710,9 @@ def main():
     parent = (example["doc_id"], owner.start, owner.end)
     checks.check("the answer's parent is handed over for the lab's question", parent in example_spans,
                  f"{parent} {'among' if parent in example_spans else 'not among'} {len(example_spans)} spans")
+    # Last, the public grading tests (tests/grading/test_rag10.py), run on your functions as the
+    # grader runs them, same examples and all: when they pass here, they pass there.
+    checks.check_public_tests(globals())
     return checks.verdict()
 
 

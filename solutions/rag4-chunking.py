@@ -105,6 +105,10 @@ def token_windows(text, max_tokens, overlap=0):
 
     Windows start and end at token starts, cover every character of the
     text (spaces included) and each counts at most `max_tokens` tokens on its own.
+    A window takes as many of the text's tokens as fit (giving back its last
+    token while its own count is over), and the next starts `overlap` tokens
+    before it ended, one token after its start at least; the last window
+    ends at the text's end.
     Bad arguments raise what check_text_and_window raises (TypeError for a budget
     or overlap that is not an int, True included; ValueError for one out of range).
     A token that alone is over the budget (a character of four tokens) cannot be
@@ -358,6 +362,9 @@ def main():
         f"whole in {len(whole[0])} chunk(s) without overlap, "
         f"{len(whole[OVERLAP_TOKENS])} with",
     )
+    # Last, the public grading tests (tests/grading/test_rag4.py), run on your functions as the
+    # grader runs them, same examples and all: when they pass here, they pass there.
+    checks.check_public_tests(globals())
     return checks.verdict()
 
 

@@ -189,8 +189,11 @@ def next_clean_cut(text, position, limit):
 def add_overlap(text, chunks, overlap, index):
     """Move each chunk's start back by up to `overlap` tokens, to a word start.
 
-    Never before the previous chunk's start as `chunks` gives it (its start
-    before any overlap), so that no chunk reaches past its neighbour.
+    The tokens are the text's own (index.starts): back `overlap` of them from
+    the chunk's start, then forward to the first clean cut (next_clean_cut),
+    so that an overlap never begins inside a word. Never before the previous
+    chunk's start as `chunks` gives it (its start before any overlap), so that
+    no chunk reaches past its neighbour. The first chunk keeps its start.
     """
     # BEGIN SOLUTION
     # hint 1: Let each chunk after the first reach back into the one before by up to `overlap`
@@ -522,6 +525,9 @@ def main():
         "tricky texts: lossless, in budget, packed full, overlap reaching back as far as it may",
         tricky_cases(recursive_chunks, check_recursive_chunks, RECURSIVE_SETTINGS),
     )
+    # Last, the public grading tests (tests/grading/test_rag5.py), run on your functions as the
+    # grader runs them, same examples and all: when they pass here, they pass there.
+    checks.check_public_tests(globals())
     return checks.verdict()
 
 

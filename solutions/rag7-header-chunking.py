@@ -407,6 +407,9 @@ def main():
         "tricky inputs: headers as worked out by hand; rag6's promises kept, header counted in",
         header_cases(),
     )
+    # Last, the public grading tests (tests/grading/test_rag7.py), run on your functions as the
+    # grader runs them, same examples and all: when they pass here, they pass there.
+    checks.check_public_tests(globals())
     return checks.verdict()
 
 

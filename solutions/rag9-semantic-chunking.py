@@ -509,6 +509,9 @@ def main():
     ranks = {method: rank_of_answer(made, own) for method, made in chunks.items()}
     checks.check(f"the top chunk for {own['question']!r} holds its answer (both methods)",
                  set(ranks.values()) == {1}, f"ranks {ranks}")
+    # Last, the public grading tests (tests/grading/test_rag9.py), run on your functions as the
+    # grader runs them, same examples and all: when they pass here, they pass there.
+    checks.check_public_tests(globals())
     return checks.verdict()
 
 

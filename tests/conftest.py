@@ -31,9 +31,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import confine
+import profiles
 import pytest
 import remote
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import settings
 from points import POINTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,26 +47,7 @@ TIME_FLOOR = 10.0  # seconds: the least time limit of a grading test
 TIME_FACTOR = 10.0  # a test may take this many times what the reference took
 OUTER_GUARD = 120.0  # seconds beyond a test's limit before pytest-timeout stops the grader's own side
 
-# Hypothesis: the default "fast" profile runs the same examples every time
-# (fair to every student, quick for CI) and skips the "explain" phase, which
-# reruns a failing test many times over to say which parts of its input matter
-# (seconds per failure, and the one-line reason does not show it). "deep"
-# searches far wider, with a time limit to match (see docs/maintainers.md):
-#     pytest --hypothesis-profile=deep --timeout=600
-settings.register_profile(
-    "fast",
-    max_examples=60,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
-    report_multiple_bugs=False,  # one failure, so the reason's call and message belong together
-)
-settings.register_profile(
-    "deep", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.load_profile("fast")
+profiles.load_fast_profile()  # the same examples a lab's own final check runs
 
 
 def pytest_addoption(parser):
@@ -351,7 +333,7 @@ class GradeBook:
         """The test's time limit: TIME_FACTOR times the reference's time, at least the floor."""
         reference = self.reference_times.get(f"{grading_target(item)[0]}::{test_name(item)}", 0.0)
         if getattr(item.obj, "is_hypothesis_test", False):  # the deep profile runs more examples
-            reference *= max(1.0, settings.default.max_examples / 60)
+            reference *= max(1.0, settings.default.max_examples / profiles.FAST_EXAMPLES)
         return max(self.config.getoption("--time-floor"), TIME_FACTOR * reference)
 
     # -- running: the clock, the reasons, the outcomes

@@ -360,4 +360,14 @@ MUTATIONS = [
         '    if fence[0] == "`" and "`" in info:\n        return None\n',
         "",
     ),
+    Mutation(
+        "rag5", "add_overlap", "the overlap starts at a token, not moved on to a word start",
+        "        result.append((next_clean_cut(text, reach, start), end))",
+        "        result.append((reach, end))",
+    ),
+    Mutation(
+        "rag4", "word_windows", "words found as runs of \\w: the punctuation between them is in no window",
+        r'    words = [(match.start(), match.end()) for match in re.finditer(r"\S+", text)]',
+        r'    words = [(match.start(), match.end()) for match in re.finditer(r"\w+", text)]',
+    ),
 ]

@@ -48,6 +48,7 @@ STUDENT_TESTS = (
     "tools/grading/remote.py",
     "tools/grading/wire.py",
     "tools/grading/points.py",
+    "tools/grading/profiles.py",
     "tools/grading/grading_checks.py",
     "tests/fixtures/**/*",
     "tests/grading/*.py",

@@ -1,0 +1,188 @@
+"""A lab's public grading tests, run in the lab's own process as its last check.
+
+The grader runs tests/grading/test_ragN.py on a student's lab (in a sandbox,
+with points). A lab ends by running the same tests, from the same file, on the
+functions it has just defined: the same cases, and the same property-test
+examples (the "fast" hypothesis profile draws the same ones every time). So a
+lab whose checks all pass has passed every public test the grader runs; the
+hidden tests only add inputs.
+
+Each test gets the lab's functions where pytest would give it the lab (its
+`rag4` argument), and each `parametrize` case is one call, as in pytest.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import itertools
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+from labkit.cases import error_line, shown
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests" / "grading"
+SHOWN_FAILURES = 5  # failing tests named in the check's line; pytest lists them all
+
+
+@dataclass(frozen=True)
+class TestCall:
+    """One public test with one set of parameters, as pytest would run it."""
+
+    name: str  # "test_word_windows_small_example[text1]"
+    function: str  # the student-written function its points are charged to
+    test: object
+    parameters: dict
+
+
+@dataclass(frozen=True)
+class TestFailure:
+    call: TestCall
+    reason: str  # one line
+
+    def __str__(self) -> str:
+        return f"{self.call.name} ({self.call.function}): {self.reason}"
+
+
+def test_file(lab: str) -> Path:
+    return TESTS / f"test_{lab}.py"
+
+
+def public_test_calls(lab: str) -> list[TestCall]:
+    """Every call of the lab's public tests, in the file's order."""
+    path = test_file(lab)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path.relative_to(ROOT)} is missing: restore it (git checkout tests/)")
+    for folder in (ROOT / "tools" / "grading", ROOT / "tests"):  # what the tests import, as conftest finds it
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
+    import profiles
+
+    profiles.load_fast_profile()
+    spec = importlib.util.spec_from_file_location(f"_public_tests_{lab}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    calls = []
+    for name, test in vars(module).items():
+        if name.startswith("test_") and callable(test) and getattr(test, "__module__", "") == module.__name__:
+            calls += expanded(name, test)
+    return calls
+
+
+def expanded(name: str, test) -> list[TestCall]:
+    """A test's calls: one per combination of its `parametrize` cases."""
+    marks = getattr(test, "pytestmark", [])
+    charged = next((mark.args[0] for mark in marks if mark.name == "grades"), "?")
+    tables = [parameter_sets(mark) for mark in reversed(marks) if mark.name == "parametrize"]
+    calls = []
+    for combination in itertools.product(*tables):
+        parameters, function, ids = {}, charged, []
+        for values, case_marks, case_id in combination:
+            parameters.update(values)
+            function = next((m.args[0] for m in case_marks if m.name == "grades"), function)
+            ids.append(case_id)
+        label = f"{name}[{'-'.join(ids)}]" if tables else name
+        calls.append(TestCall(label, function, test, parameters))
+    return calls
+
+
+def parameter_sets(mark) -> list[tuple[dict, list, str]]:
+    """A parametrize mark's cases: (values by argument name, the case's own marks, its id)."""
+    names, table = mark.args[0], mark.args[1]
+    names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+    ids = mark.kwargs.get("ids")
+    cases = []
+    for number, case in enumerate(table):
+        if hasattr(case, "values") and hasattr(case, "marks"):  # pytest.param(...)
+            values, marks, case_id = tuple(case.values), list(case.marks), case.id
+        else:
+            values, marks, case_id = (tuple(case) if len(names) > 1 else (case,)), [], None
+        if case_id is None and ids is not None:
+            case_id = "-".join(str(ids(value)) for value in values) if callable(ids) else ids[number]
+        if case_id is None:
+            case_id = "-".join(value_id(value, name, number) for value, name in zip(values, names))
+        cases.append((dict(zip(names, values)), marks, str(case_id)))
+    return cases
+
+
+def value_id(value, name: str, number: int) -> str:
+    """A case's id as pytest makes it: a short plain value as itself, else the name and number."""
+    if isinstance(value, (bool, int, float, type(None))) or (isinstance(value, str) and value.isprintable()
+                                                            and len(value) <= 30):
+        return str(value)
+    return f"{name}{number}"
+
+
+class LabFunctions(SimpleNamespace):
+    """The lab's names as a test reaches them (`rag4.word_windows`); `last_call` is the
+    lab call a test made last, as a learner would type it, for the reason a test failed."""
+
+    def __repr__(self) -> str:
+        return "<the lab's functions>"
+
+
+def lab_functions(namespace: dict) -> LabFunctions:
+    """The lab's functions, each call recorded, with the grader's `wire.New(name, args)`
+    arguments made here as the worker makes them: the lab's own objects."""
+    import wire
+
+    functions = LabFunctions(last_call="")
+
+    def made(value):
+        return namespace[value.name](*value.args) if isinstance(value, wire.New) else value
+
+    def recorded(name, function):
+        def call(*args, **keywords):
+            shown_args = [shown(value) for value in args] + [f"{key}={shown(value)}" for key, value in keywords.items()]
+            functions.last_call = f"{name}({', '.join(shown_args)})"
+            return function(*map(made, args), **{key: made(value) for key, value in keywords.items()})
+        call.__name__ = name
+        return call
+
+    for name, value in namespace.items():
+        if not name.startswith("_"):
+            setattr(functions, name, recorded(name, value) if callable(value) else value)
+    return functions
+
+
+def run_public_tests(lab: str, namespace: dict) -> tuple[int, list[TestFailure]]:
+    """Run every public test of `lab` on the functions in `namespace` (a lab's globals()).
+    Return how many calls ran and the ones that failed, each with a one-line reason."""
+    calls = public_test_calls(lab)
+    functions = lab_functions(namespace)
+    failures = []
+    for call in calls:
+        arguments = dict(call.parameters)
+        if lab in inspect.signature(call.test).parameters:
+            arguments[lab] = functions
+        functions.last_call = ""
+        try:
+            call.test(**arguments)
+        except Exception as error:
+            if str(error).startswith("TODO("):
+                raise
+            failures.append(TestFailure(call, reason(error, functions.last_call)))
+    return len(calls), failures
+
+
+def reason(error: BaseException, last_call: str) -> str:
+    """One line: the lab's last call, then the test's own words for what was wrong (or what
+    the lab raised, and where)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    message = lines[0] if lines else ""
+    problem = message if isinstance(error, AssertionError) and message else error_line(error)
+    text = f"{last_call}: {problem}" if last_call else problem
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+def public_tests_detail(lab: str, count: int, failures: list[TestFailure]) -> str:
+    """The check's detail: how many calls passed, or the first failing tests and their reasons."""
+    where = test_file(lab).relative_to(ROOT)
+    if not failures:
+        return f"{count} calls of {where}"
+    shown = "\n        ".join(str(failure) for failure in failures[:SHOWN_FAILURES])
+    more = f"\n        and {len(failures) - SHOWN_FAILURES} more" if len(failures) > SHOWN_FAILURES else ""
+    return f"{len(failures)} of {count} calls of {where} fail:\n        {shown}{more}"
