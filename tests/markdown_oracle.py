@@ -4,8 +4,13 @@ markdown-it-py (CommonMark with GitHub tables) parses the text; every `fence`
 and `table` token, at any depth (inside lists and quotes too), gives a range
 of lines. A chunk boundary strictly inside such a range cuts it. This is
 independent of the course's own line scanner, which it judges.
+
+Indented code blocks (CommonMark's `code_block` tokens) are reported apart,
+by indented_code_regions and indented_code_cuts: the course's chunkers do not
+yet keep them whole, so they are no part of protected_regions and cuts.
 """
 
+import functools
 import re
 
 from markdown_it import MarkdownIt
@@ -31,27 +36,57 @@ def without_front_matter(text):
     return blanked + text[match.end():]
 
 
-def protected_regions(text):
-    """[(kind, start, end)] of fenced code and tables; `end` excludes the last line break."""
-    lines = [
+@functools.lru_cache(maxsize=4)
+def _parsed(text):
+    """(lines, tokens) of `text`: each line's (start, end without its line break), and the
+    parser's tokens of the text with its front matter blanked. Kept for the last few texts,
+    since a text is often judged for several chunkings in a row."""
+    lines = tuple(
         (match.start(), match.start() + len(match.group().rstrip("\r\n")))
         for match in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
-    ]
+    )
+    return lines, tuple(_parser.parse(without_front_matter(text)))
+
+
+def _regions(text, types):
+    """[(token type, start, end)] of the tokens of `types`, each over its lines; `end` excludes the last line break."""
+    lines, tokens = _parsed(text)
     regions = []
-    for token in _parser.parse(without_front_matter(text)):
-        if token.type in ("fence", "table_open") and token.map:
+    for token in tokens:
+        if token.type in types and token.map:
             first, last = token.map[0], min(token.map[1], len(lines))
             if first < last:
                 regions.append((token.type, lines[first][0], lines[last - 1][1]))
     return regions
 
 
-def cuts(text, chunks):
-    """(kind, start, end, position) for every chunk boundary strictly inside a protected region."""
+def protected_regions(text):
+    """[(kind, start, end)] of fenced code and tables; `end` excludes the last line break."""
+    return _regions(text, ("fence", "table_open"))
+
+
+def indented_code_regions(text):
+    """[("code_block", start, end)] of CommonMark's indented code blocks, at any depth (in
+    lists and quotes too), as protected_regions gives fences; `end` excludes the last line
+    break. Blank lines after a block are not part of it, as the parser's line map says."""
+    return _regions(text, ("code_block",))
+
+
+def _cuts(regions, chunks):
     found = []
-    for kind, start, end in protected_regions(text):
+    for kind, start, end in regions:
         for chunk in chunks:
             for position in (chunk.start, chunk.end):
                 if start < position < end:
                     found.append((kind, start, end, position))
     return found
+
+
+def cuts(text, chunks):
+    """(kind, start, end, position) for every chunk boundary strictly inside a protected region."""
+    return _cuts(protected_regions(text), chunks)
+
+
+def indented_code_cuts(text, chunks):
+    """(kind, start, end, position) for every chunk boundary strictly inside an indented code block."""
+    return _cuts(indented_code_regions(text), chunks)
