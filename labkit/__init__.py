@@ -22,7 +22,10 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
                pieces, overlap and kinds, and the report rag6 prints on a page
 """
 
-from labkit.cases import TRICKY_TEXTS, Case, Invariants, TrickyText, answer_span, returns, tricky_cases
+from labkit.cases import (
+    TRICKY_TEXTS, WIDE_PIECE_SETTINGS, WIDE_PIECE_TEXTS, Case, Invariants, TrickyText, answer_span, returns,
+    tricky_cases,
+)
 from labkit.hints import lab_hints
 from labkit.loading import load_lab
 from labkit.plots import plot_chunk_sizes, show_figure
@@ -30,6 +33,7 @@ from labkit.running import run_lab, show_hint
 from labkit.view import show_chunks, view_chunks
 
 __all__ = [
-    "TRICKY_TEXTS", "Case", "Invariants", "TrickyText", "answer_span", "returns", "tricky_cases", "load_lab",
-    "plot_chunk_sizes", "show_figure", "run_lab", "show_hint", "show_chunks", "view_chunks", "lab_hints",
+    "TRICKY_TEXTS", "WIDE_PIECE_SETTINGS", "WIDE_PIECE_TEXTS", "Case", "Invariants", "TrickyText", "answer_span",
+    "returns", "tricky_cases", "load_lab", "plot_chunk_sizes", "show_figure", "run_lab", "show_hint", "show_chunks",
+    "view_chunks", "lab_hints",
 ]

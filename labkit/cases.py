@@ -135,6 +135,15 @@ TRICKY_TEXTS = (
 )
 
 
+# A piece no chunk may cut can need more than 4 tokens: '토큰' is 5, with no token start
+# between its two characters. So a chunker must read the least budget from the text
+# (rag5's TokenIndex.min_budget), not assume one. These run at budgets that hold it.
+WIDE_PIECE_TEXTS = (
+    TrickyText("Korean, where '토큰' is 5 tokens no cut may split", "토큰 " * 30 + "한국어 토큰."),
+)
+WIDE_PIECE_SETTINGS = (dict(max_tokens=8, overlap=2), dict(max_tokens=20, overlap=16))
+
+
 @dataclass(frozen=True)
 class Case:
     """One call of a student-written function on a tricky input, and how to judge the result.

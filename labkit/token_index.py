@@ -55,6 +55,27 @@ class TokenIndex:
     def __init__(self, text):
         self.text = text
         self.starts, self.numbers = token_positions(text)
+        self._min_budget = None
+
+    @property
+    def min_budget(self):
+        """The least max_tokens that can hold this text: the most tokens that a piece between
+        two neighbouring token starts (a piece no chunk may cut) counts on its own.
+
+        Not a constant: one character needs at most 4 tokens, but a token may
+        straddle two characters, so no cut falls between them ('토큰' is 5
+        tokens, with no token start inside). Found once, from the one
+        tokenization: only the pieces of two tokens or more are encoded again.
+        """
+        if self._min_budget is None:
+            inside = np.diff(self.numbers)  # tokens of each piece, as the whole text has them
+            wide = np.flatnonzero(inside > 1)
+            ends = np.append(self.starts[1:], len(self.text))[wide].tolist()
+            text = self.text
+            pieces = {text[start:end] for start, end in zip(self.starts[wide].tolist(), ends)}
+            alone = [count_tokens(piece) for piece in pieces]  # each piece once: a page repeats them
+            self._min_budget = max([int(inside.max(initial=0)), *alone])
+        return self._min_budget
 
     def estimate(self, start, end):
         """Tokens of the whole text that start in [start, end), plus one if a token straddles `start`.

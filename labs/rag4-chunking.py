@@ -97,7 +97,8 @@ def token_windows(text, max_tokens, overlap=0):
     ends at the text's end.
     Bad arguments raise what check_text_and_window raises (TypeError for a budget
     or overlap that is not an int, True included; ValueError for one out of range).
-    A token that alone is over the budget (a character of four tokens) cannot be
+    A piece between two token starts that alone is over the budget (a character
+    of four tokens, or '토큰', 5 tokens with no token start inside) cannot be
     cut: that is a ValueError too.
     """
     # TODO(rag4): Cover every character of the text (spaces included) with windows of at most

@@ -29,11 +29,12 @@ import time
 
 
 from academy_llm import (
-    DATASETS, MAX_TOKENS_PER_CHARACTER, check_chunking, check_text_and_window, corpus_pages,
+    DATASETS, check_chunking, check_text_and_window, corpus_pages,
     count_tokens, embed, is_clean_cut, make_chunk, token_starts, top_k,
 )
 from labkit import (
-    Case, Invariants, answer_span, load_lab, plot_chunk_sizes, run_lab, show_figure, tricky_cases, view_chunks,
+    WIDE_PIECE_SETTINGS, WIDE_PIECE_TEXTS, Case, Invariants, answer_span, load_lab, plot_chunk_sizes,
+    run_lab, show_figure, tricky_cases, view_chunks,
 )
 from labkit.retrieval import compare_retrieval  # given: recall@5 by kind of question over the corpus
 from labkit.token_index import LineSeam, TokenIndex  # given: one tokenization, counts of any slice (section 1)
@@ -197,10 +198,13 @@ def recursive_chunks(text, max_tokens, overlap=0):
     )
 
 
-def packing_budget(max_tokens, overlap):
-    """Tokens a chunk may hold before overlap is added: room is left for the overlap,
-    but never less than one character may need, or a lone emoji could not be placed."""
-    return max(max_tokens - overlap, min(max_tokens, MAX_TOKENS_PER_CHARACTER))
+def packing_budget(max_tokens, overlap, index):
+    """Tokens a chunk may hold before overlap is added: room is left for the overlap, but
+    never less than the text's widest uncut piece needs (index.min_budget, a lone emoji
+    say; max_tokens at most), or that piece could not be placed. Read from the text, not
+    assumed: '토큰' needs 5 tokens, though no character needs more than 4."""
+    room = max_tokens - overlap
+    return room if overlap <= 0 else max(room, min(max_tokens, index.min_budget))
 
 
 def word_spans(text, start, end):
@@ -351,13 +355,15 @@ def step_linear(page):
 # The page is tidy Markdown. The lab ends by calling `recursive_chunks` on the
 # course's `TRICKY_TEXTS` (an empty text, lone `\r` line ends, a URL, emoji
 # made of several characters, ...) at budgets from 4 tokens up, with and
-# without overlap, and judging each result from the text alone: the checks
+# without overlap, and on Korean, where two characters with no token start
+# between them need 5 tokens (the least budget is read from the text: the
+# given packing_budget asks the index), and judging each result from the text alone: the checks
 # below never call your code. The first input that goes wrong is shown with
 # the call that reproduces it.
 
 
 # %%
-RECURSIVE_SETTINGS = (  # 4 tokens hold any character
+RECURSIVE_SETTINGS = (  # 4 tokens hold any character of TRICKY_TEXTS
     dict(max_tokens=4, overlap=0), dict(max_tokens=8, overlap=0), dict(max_tokens=8, overlap=3),
     dict(max_tokens=64, overlap=0), dict(max_tokens=64, overlap=16),
 )
@@ -451,7 +457,8 @@ def main():
     checks.check_cases("sentences cut where they end", SEAM_CASES)
     checks.check_cases(
         "tricky texts: lossless, in budget, packed full, overlap reaching back as far as it may",
-        tricky_cases(recursive_chunks, check_recursive_chunks, RECURSIVE_SETTINGS),
+        tricky_cases(recursive_chunks, check_recursive_chunks, RECURSIVE_SETTINGS)
+        + tricky_cases(recursive_chunks, check_recursive_chunks, WIDE_PIECE_SETTINGS, WIDE_PIECE_TEXTS),
     )
     # Last, the public grading tests (tests/grading/test_rag5.py), run on your functions as the
     # grader runs them, same examples and all: when they pass here, they pass there.

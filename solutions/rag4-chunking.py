@@ -111,7 +111,8 @@ def token_windows(text, max_tokens, overlap=0):
     ends at the text's end.
     Bad arguments raise what check_text_and_window raises (TypeError for a budget
     or overlap that is not an int, True included; ValueError for one out of range).
-    A token that alone is over the budget (a character of four tokens) cannot be
+    A piece between two token starts that alone is over the budget (a character
+    of four tokens, or '토큰', 5 tokens with no token start inside) cannot be
     cut: that is a ValueError too.
     """
     # BEGIN SOLUTION
@@ -146,7 +147,7 @@ def token_windows(text, max_tokens, overlap=0):
                 piece = text[starts[first] : ends[first]]
                 raise ValueError(
                     f"{piece!r} at offset {starts[first]} needs {count_tokens(piece)} tokens "
-                    f"and cannot be cut inside a character; use max_tokens >= {count_tokens(piece)}"
+                    f"and cannot be cut: no token starts inside it; use max_tokens >= {count_tokens(piece)}"
                 )
             last -= 1
         chunks.append(make_chunk(text, starts[first], ends[last], kind="tokens"))

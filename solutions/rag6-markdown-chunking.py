@@ -31,7 +31,10 @@
 import re
 
 from academy_llm import DATASETS, check_text_and_window, embed, top_k
-from labkit import Case, Invariants, answer_span, load_lab, returns, run_lab, view_chunks
+from labkit import (
+    WIDE_PIECE_SETTINGS, WIDE_PIECE_TEXTS, Case, Invariants, answer_span, load_lab, returns, run_lab, tricky_cases,
+    view_chunks,
+)
 from labkit.retrieval import compare_retrieval  # given: recall@5 by kind of question over the corpus
 from labkit import markdown_chunking as given  # given: sections, pieces, overlap, the report
 from labkit.markdown import (  # given: reading Markdown (see its docstring)
@@ -282,21 +285,23 @@ def markdown_chunks(text, max_tokens, overlap=0):
     if not text:
         return []
     # END SOLUTION
-    document = read_document(text, rag5.packing_budget(max_tokens, overlap))
+    document = read_document(text, max_tokens, overlap)
     chunks = [front_matter_chunk(text, document.body_start, max_tokens, document.index)] if document.body_start else []
     for section in document.sections:
         chunks += section_chunks(text, section, max_tokens, overlap, document.index, document.regions)
     return chunks
 
 
-def read_document(text, budget):
+def read_document(text, max_tokens, overlap):
     """`text` tokenized and scanned once, its sections made with enter_section (given, as above)."""
-    return given.read_document(text, budget, rag5.TokenIndex(text), scan_blocks, enter_section)
+    index = rag5.TokenIndex(text)
+    budget = rag5.packing_budget(max_tokens, overlap, index)
+    return given.read_document(text, budget, index, scan_blocks, enter_section)
 
 
 def section_chunks(text, section, max_tokens, overlap, index, regions):
     """The Chunks of one section: packed by chunk_section, then overlapped (given, as above)."""
-    packed = chunk_section(text, section, rag5.packing_budget(max_tokens, overlap), index, regions)
+    packed = chunk_section(text, section, rag5.packing_budget(max_tokens, overlap, index), index, regions)
     return given.section_chunks(text, section, packed, max_tokens, overlap, index, regions)
 
 
@@ -399,7 +404,8 @@ def main():
     checks.check_cases("your rules on every line of the tricky documents, as a CommonMark parser reads it",
                        every_line_cases(Recognisers(fence_opening, closes_fence, atx_heading, is_table_start)))
     checks.check_cases("tricky Markdown: lossless, in budget, fences and tables whole, heading paths right",
-                       markdown_cases(markdown_chunks))
+                       markdown_cases(markdown_chunks)
+                       + tricky_cases(markdown_chunks, check_markdown_chunks, WIDE_PIECE_SETTINGS, WIDE_PIECE_TEXTS))
     # Last, the public grading tests (tests/grading/test_rag6.py), run on your functions as the
     # grader runs them, same examples and all: when they pass here, they pass there.
     checks.check_public_tests(globals())

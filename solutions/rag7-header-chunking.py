@@ -23,6 +23,7 @@
 # You write `make_header` and `header_chunks`.
 
 # %%
+import re
 from dataclasses import replace
 from functools import partial
 
@@ -30,9 +31,8 @@ from academy_llm import (
     check_text_and_window, corpus_pages, corpus_questions, count_tokens, embed, is_clean_cut,
     make_chunk, top_k,
 )
-from labkit import TRICKY_TEXTS, Case, Invariants, load_lab, returns, run_lab, view_chunks
+from labkit import TRICKY_TEXTS, WIDE_PIECE_TEXTS, Case, Invariants, load_lab, returns, run_lab, view_chunks
 
-rag5 = load_lab("rag5")  # packing_budget
 rag6 = load_lab("rag6")  # front_matter, read_document, section_chunks
 
 # Front-matter fields that go into the header when the caller names none.
@@ -78,8 +78,14 @@ def make_header(title, section, metadata):
 # the header is a clean cut (rag5, section 1), so header and text counts
 # simply add up; otherwise they are counted together, and can come out a
 # token over. A section with such a chunk is chunked again with one token
-# less room. A header that leaves no room at all is an error: the caller must
-# raise `max_tokens` or shorten the title.
+# less room.
+#
+# A heading path can be long: real pages nest headings six deep, in scripts
+# that take many tokens a word. The page's text is what matters, so a header
+# takes half of `max_tokens` at most. A longer one keeps the title and the
+# nearest headings, with "…" for the ones between (`Orbit docs › … › On
+# Debian and Ubuntu`), and is cut short if even that is too long. No page
+# is refused for its headings.
 
 
 # %%
@@ -94,14 +100,14 @@ def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
     # hint 1: limit applies to all it embeds.
     # hint 2: Check the arguments as before, and that the title is a string (a TypeError
     # hint 2: otherwise); an empty text has no chunks. When the caller gives no metadata, take the
-    # hint 2: HEADER_FIELDS found in the page's front matter. Read the document once with rag6, at
-    # hint 2: rag5's packing budget. The front-matter chunk, if there is one, gets a header of the
+    # hint 2: HEADER_FIELDS found in the page's front matter. Read the document once with rag6's
+    # hint 2: read_document. The front-matter chunk, if there is one, gets a header of the
     # hint 2: title and the metadata (no heading), flagged oversize if the two exceed max_tokens.
     # hint 2: Each section then goes to the given section_with_header, with a header made of the
     # hint 2: title, that section's heading titles and the metadata.
     # hint 3: check_text_and_window(...) as before, and title must be a str (TypeError). "" gives
     # hint 3: []. metadata None means: the HEADER_FIELDS found in rag6.front_matter(text)[0].
-    # hint 3: document = rag6.read_document(text, rag5.packing_budget(max_tokens, overlap)); the
+    # hint 3: document = rag6.read_document(text, max_tokens, overlap); the
     # hint 3: front matter chunk (if any) gets make_header(title, (), metadata); then for each section
     # hint 3: call section_with_header(text, section, make_header(...), max_tokens, overlap,
     # hint 3: document).
@@ -113,7 +119,7 @@ def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
     if metadata is None:
         found = rag6.front_matter(text)[0]
         metadata = {key: found[key] for key in HEADER_FIELDS if key in found}
-    document = rag6.read_document(text, rag5.packing_budget(max_tokens, overlap))
+    document = rag6.read_document(text, max_tokens, overlap)
     chunks = []
     if document.body_start:
         header = make_header(title, (), metadata)
@@ -127,32 +133,63 @@ def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
 
 
 def section_with_header(text, section, header, max_tokens, overlap, document):
-    """The chunks of one section, each carrying `header`, header and text within max_tokens."""
-    header_tokens = count_tokens(header + "\n")
-    room = max_tokens - header_tokens
-    while room >= 1:
-        try:
-            chunks = rag6.section_chunks(
-                text, section, room, min(overlap, room - 1), document.index, document.regions
-            )
-        except ValueError as error:  # a character needs more tokens than the header leaves
-            raise ValueError(
-                f"the header {header!r} leaves only {room} tokens for text within "
-                f"max_tokens={max_tokens}, and a character here needs more; "
-                f"raise max_tokens or shorten the title"
-            ) from error
+    """The chunks of one section, each carrying `header`, header and text within max_tokens.
+
+    The page's text is what matters: a header takes half of max_tokens at most (less
+    if the text's widest uncut piece needs more room), and a longer one is shortened
+    (shortened_header). So no page is refused for its headings.
+    """
+    need = min(max_tokens, document.index.min_budget)  # the room the text cannot do without
+    limit = min(max_tokens // 2, max_tokens - need)
+    if count_tokens(header + "\n") > limit:
+        header = shortened_header(header, limit)
+    header_tokens = count_tokens(header + "\n") if header else 0
+    for room in range(max_tokens - header_tokens, need - 1, -1):
+        chunks = rag6.section_chunks(text, section, room, min(overlap, room - 1), document.index, document.regions)
         chunks = [replace(chunk, header=header) for chunk in chunks]
         if all(c.oversize or embedded_tokens(c, header_tokens) <= max_tokens for c in chunks):
             return chunks
-        room -= 1  # header and text counted together came out a token over
-    raise ValueError(
-        f"the header {header!r} takes {count_tokens(header)} tokens, leaving no room for text "
-        f"within max_tokens={max_tokens}; raise max_tokens or shorten the title"
-    )
+        # header and text counted together came out a token over: one token less room
+    return rag6.section_chunks(text, section, max_tokens, overlap, document.index, document.regions)  # no header fits
+
+
+def shortened_header(header, limit):
+    """`header` within `limit` tokens, its line break counted: the title, "…", then the
+    nearest headings that fit (the metadata stays with the last); then the title and the
+    nearest heading without the metadata; if not even that fits, it cut short, ending
+    in "…" ("" if nothing fits).
+
+    make_header("Docs", ("Guide", "Install", "On Debian"), {}) shortened to 8 tokens:
+    "Docs › … › On Debian".
+    """
+    parts = header.split(" › ")
+    between = ["…"] if len(parts) > 2 else []
+    shorter = [" › ".join([parts[0], "…", *parts[-nearest:]]) for nearest in range(len(parts) - 2, 0, -1)]
+    shorter.append(" › ".join([*parts[:-1][:1], *between, re.sub(r" \([^()]*\)$", "", parts[-1])]))
+    for candidate in shorter:
+        if count_tokens(candidate + "\n") <= limit:
+            return candidate
+    return cut_to_tokens(shorter[-1], limit)
+
+
+def cut_to_tokens(text, limit):
+    """The longest start of `text` that, with "…" and a line break, counts `limit` tokens
+    at most, with the "…"; "" if no start of it does."""
+    low, high = 0, len(text)  # characters kept; a binary search, counting a few short texts
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count_tokens(text[:middle] + "…\n") <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    kept = text[:low].rstrip()
+    return f"{kept}…" if kept and count_tokens(f"{kept}…\n") <= limit else ""
 
 
 def embedded_tokens(chunk, header_tokens):
     """count_tokens(chunk.embedding_text), added up from the parts when the line break is a clean cut."""
+    if not chunk.header:
+        return chunk.n_tokens
     if is_clean_cut(chunk.embedding_text, len(chunk.header) + 1):
         return header_tokens + chunk.n_tokens
     return count_tokens(chunk.embedding_text)
@@ -174,10 +211,24 @@ def embedded_tokens(chunk, header_tokens):
 
 # %%
 def with_table_rows(text, chunks, max_tokens):
-    """`chunks`, with each chunk holding one table cut into a chunk per row (see row_chunks)."""
+    """`chunks`, with each chunk holding one table cut into a chunk per row (see row_chunks).
+
+    With overlap, a chunk can repeat a table the chunk before already cut into rows. Its
+    rows that start before the last chunk kept are left out, so each row starts one chunk
+    and chunks stay in order; a piece that starts where that chunk does holds it, and
+    takes its place.
+    """
     result = []
     for chunk in chunks:
-        result += row_chunks(text, chunk, max_tokens) or [chunk]
+        rows = row_chunks(text, chunk, max_tokens)
+        pieces = rows or [chunk]
+        if result and (pieces[0].start < result[-1].start or rows and pieces[0].start == result[-1].start):
+            last = result.pop()
+            pieces = [piece for piece in pieces if piece.start >= last.start] or [
+                make_chunk(text, last.start, chunk.end, section=chunk.section, kind=chunk.kind, header=chunk.header)]
+            if pieces[0].start > last.start:  # it only began before `last`: `last` stays
+                result.append(last)
+        result += pieces
     return result
 
 
@@ -305,8 +356,13 @@ HEADER_SETTINGS = (
 )
 # The front matter alone fits in 16 tokens, but not with its header: it must be flagged oversize.
 WITH_FRONT_MATTER = '---\ntitle: Install\napplies_to: "2.x"\n---\n\n# Install\n\nUse apt.\n'
-HEADERS_BY_HAND = {"applies_to": "Orbit docs (applies to 2.x)",
-                   "Use apt.": "Orbit docs › Install (applies to 2.x)"}
+# By budget: at 16 and 24 the section's header (13 tokens with its line break) is over half
+# the budget, so it loses its metadata; the front matter's header stays whole, flagged oversize.
+HEADERS_BY_HAND = {
+    16: {"applies_to": "Orbit docs (applies to 2.x)", "Use apt.": "Orbit docs › Install"},
+    24: {"applies_to": "Orbit docs (applies to 2.x)", "Use apt.": "Orbit docs › Install"},
+    400: {"applies_to": "Orbit docs (applies to 2.x)", "Use apt.": "Orbit docs › Install (applies to 2.x)"},
+}
 
 
 MAKE_HEADER_CASES = [
@@ -325,7 +381,7 @@ MAKE_HEADER_CASES = [
 def header_cases():
     """Cases for make_header worked out by hand, then for header_chunks on tricky texts and
     documents (the front matter one with headers given by hand), smallest text first."""
-    documents = [rag6.TrickyMarkdown(tricky.what, tricky.text) for tricky in TRICKY_TEXTS]
+    documents = [rag6.TrickyMarkdown(tricky.what, tricky.text) for tricky in TRICKY_TEXTS + WIDE_PIECE_TEXTS]
     documents += rag6.with_every_line_end(rag6.TRICKY_MARKDOWN)
     chunk_cases = [
         Case(document.what, header_chunks, (document.text, TITLE_FOR_TRICKY_INPUTS),
@@ -337,7 +393,7 @@ def header_cases():
     chunk_cases += [
         Case("front matter with a field for the header", header_chunks,
              (WITH_FRONT_MATTER, TITLE_FOR_TRICKY_INPUTS),
-             partial(check_header_chunks, headers=HEADERS_BY_HAND), dict(setting))
+             partial(check_header_chunks, headers=HEADERS_BY_HAND[setting["max_tokens"]]), dict(setting))
         for setting in HEADER_SETTINGS
     ]
     chunk_cases.append(Case("plain prose under a heading, with overlap", header_chunks,

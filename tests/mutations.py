@@ -47,7 +47,7 @@ MUTATIONS = [
         "                raise ValueError(\n"
         '                    f"{piece!r} at offset {starts[first]} needs '
         '{count_tokens(piece)} tokens "\n'
-        '                    f"and cannot be cut inside a character; use max_tokens >= '
+        '                    f"and cannot be cut: no token starts inside it; use max_tokens >= '
         '{count_tokens(piece)}"\n'
         "                )\n"
         "            last -= 1\n",

@@ -84,6 +84,25 @@ def test_a_slice_between_clean_cuts_tokenizes_as_inside_the_whole(text, data):
     assert tokens_between(text, start, end) == count_tokens(text[start:end])
 
 
+KOREAN = st.lists(st.sampled_from(["토큰", " ", "한국어", "𩝕", "a"])).map("".join)
+
+
+@given(text=st.one_of(any_text, prose, markdown_text, KOREAN))
+def test_min_budget_is_the_widest_piece_no_cut_may_split(text):
+    # TokenIndex.min_budget against every piece between two token starts, each counted alone.
+    from labkit.token_index import TokenIndex
+
+    starts = token_starts(text)
+    pieces = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+    assert TokenIndex(text).min_budget == max(map(count_tokens, pieces), default=0)
+
+
+def test_min_budget_of_korean_is_more_than_a_character_needs():
+    from labkit.token_index import TokenIndex
+
+    assert TokenIndex("토큰").min_budget == 5 and token_starts("토큰") == [0]
+
+
 @pytest.mark.parametrize(
     "text, position, clean",
     [("Hello world", 5, True), ("Hello world", 6, False), ("end.\n\nNext", 6, True),

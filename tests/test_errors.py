@@ -45,7 +45,6 @@ CHUNKERS = {
     "header_chunks": lambda labs, text, *window: labs["rag7"].header_chunks(text, TITLE, *window),
 }
 WITH_A_TOKEN_BUDGET = ("token_windows", "recursive_chunks", "markdown_chunks", "header_chunks")
-WITHOUT_A_HEADER = ("token_windows", "recursive_chunks", "markdown_chunks")
 
 # What happened: (the chunkers to call, the arguments after the lab modules).
 CHUNKER_ERRORS = {
@@ -56,9 +55,8 @@ CHUNKER_ERRORS = {
     "`max_tokens` is not a whole number": (WITH_A_TOKEN_BUDGET, ("text", 2.5)),
     "the text is bytes": (WITH_A_TOKEN_BUDGET, (b"text", 64)),
     "the text is not a string at all": (WITH_A_TOKEN_BUDGET, (None, 64)),
-    "a budget below 4 tokens meets a character of 4 tokens": (WITHOUT_A_HEADER, ("𩝕 text", 3)),
-    "rag7: the header fills the whole budget": (("header_chunks",), ("# Install\n\nText.", 5)),
-    "rag7: the header leaves too little room for a character": (("header_chunks",), ("# Install\n\n𩝕", 9)),
+    "the budget is below what a piece that cannot be cut needs (a character of 4 tokens, or characters no "
+    "token start divides)": (WITH_A_TOKEN_BUDGET, ("토큰 text", 4)),
 }
 
 

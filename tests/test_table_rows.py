@@ -53,3 +53,16 @@ def test_a_table_shown_in_a_code_block_is_not_cut(rag7):
     doc = "# Tables\n\nWrite one like this:\n\n```markdown\n" + DOC.split("## Defaults\n\n")[1] + "```\n"
     chunks = rag7.header_chunks(doc, "Docs", 200)
     assert rag7.with_table_rows(doc, chunks, 200) == chunks
+
+
+@pytest.mark.parametrize("text, max_tokens, overlap", [
+    ("a|b\n-|-\n1|2\n3|4\n\nMore words. \n", 32, 16),  # the overlap repeats the whole table
+    (DOC + "Then more words follow the table, and more. " * 6, 48, 24),
+])
+def test_a_table_an_overlap_repeats_is_cut_into_rows_once(rag7, text, max_tokens, overlap):
+    rows = rag7.with_table_rows(text, rag7.header_chunks(text, "T", max_tokens, overlap), max_tokens)
+    check_lossless(text, rows)
+    starts = [c.start for c in rows]
+    assert starts == sorted(starts), f"chunks out of order: {[(c.start, c.end) for c in rows]}"
+    row_spans = [(c.start, c.end) for c in rows if c.kind == "table" and "\n" in c.header]
+    assert len({start for start, _ in row_spans}) == len(row_spans), f"a row cut twice: {row_spans}"

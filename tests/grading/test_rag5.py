@@ -189,7 +189,7 @@ def test_overlap_never_reaches_past_the_chunk_before(rag5):
 @given(text=clean_prose, max_tokens=budgets, data=st.data())
 def test_property_overlap_is_exact(rag5, text, max_tokens, data):
     overlap = data.draw(st.integers(1, max_tokens - 1))
-    packed = rag5.recursive_chunks(text, check.packing_budget(max_tokens, overlap), 0)
+    packed = rag5.recursive_chunks(text, check.packing_budget(text, max_tokens, overlap), 0)
     chunks = rag5.recursive_chunks(text, max_tokens, overlap)
     check.chunker_basics(text, chunks, max_tokens)
     check.overlap_exact(text, chunks, packed, max_tokens, overlap)
@@ -219,3 +219,12 @@ def test_property_lossless_in_budget_deterministic(rag5, text, max_tokens, data)
     chunks = rag5.recursive_chunks(text, max_tokens, overlap)
     check.chunker_basics(text, chunks, max_tokens)
     check.same_again(rag5.recursive_chunks(text, max_tokens, overlap), chunks)
+
+
+@pytest.mark.grades("recursive_chunks")
+@pytest.mark.parametrize("text", ["토큰", "토큰 " * 30])
+def test_the_least_budget_is_read_from_the_text(rag5, text):
+    """'토큰' is 5 tokens with no token start inside: at 20 tokens and an overlap of 16, packing
+    must aim at 5 (the given packing_budget, from the index), not at the 4 a character needs."""
+    chunks = rag5.recursive_chunks(text, 20, 16)
+    check.chunker_basics(text, chunks, 20)

@@ -18,7 +18,6 @@ from pathlib import Path
 from markdown_oracle import cuts
 
 from academy_llm import (
-    MAX_TOKENS_PER_CHARACTER,
     Chunk,
     check_budget,
     check_lossless,
@@ -148,12 +147,20 @@ def chunker_basics(text: str, chunks, max_tokens: int) -> None:
     only_whole_blocks_oversize(chunks)
 
 
-def headers_follow_sections(chunks, title: str) -> None:
-    """Each header is the title and the chunk's heading path joined by ' › ', then any fields."""
+def headers_follow_sections(chunks, title: str, max_tokens: int) -> None:
+    """Each header is the title and the chunk's heading path joined by ' › ', then any fields;
+    or, where that takes more than half of max_tokens (its line break counted), a shorter one
+    within that half: the title, '…', then the nearest headings, or a start of it ending in '…'."""
     for chunk in chunks:
         path = " › ".join(part for part in (title, *chunk.section) if part)
-        assert chunk.header == path or chunk.header.startswith(path + " ("), (
-            f"{name(chunk)} in section {chunk.section} has the header {chunk.header!r}")
+        if count_tokens(path + "\n") <= max_tokens // 2:
+            assert chunk.header == path or chunk.header.startswith(path + " ("), (
+                f"{name(chunk)} in section {chunk.section} has the header {chunk.header!r}")
+            continue
+        assert count_tokens(chunk.header + "\n") <= max_tokens // 2 or not chunk.header, (
+            f"{name(chunk)} has the header {chunk.header!r}, over half of max_tokens = {max_tokens}")
+        assert not chunk.header or "…" in chunk.header, (
+            f"{name(chunk)} has the header {chunk.header!r}; {path!r} shortened shows a '…' where it was cut")
 
 
 def grading_seed() -> int:
@@ -300,9 +307,18 @@ def character_over_budget(text: str, max_tokens: int, error: Exception) -> None:
 # ---- rag5's packing and overlap --------------------------------------------------
 
 
-def packing_budget(max_tokens: int, overlap: int) -> int:
-    """rag5's room for a chunk before its overlap (given code in the lab, restated here)."""
-    return max(max_tokens - overlap, min(max_tokens, MAX_TOKENS_PER_CHARACTER))
+def min_budget(text: str) -> int:
+    """The most tokens a piece of `text` between two neighbouring token starts counts alone."""
+    starts = token_starts(text)
+    pieces = {text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])}  # each distinct piece once
+    return max(map(count_tokens, pieces), default=0)
+
+
+def packing_budget(text: str, max_tokens: int, overlap: int) -> int:
+    """rag5's room for a chunk of `text` before its overlap (given code in the lab, restated here):
+    max_tokens - overlap, but never less than the text's widest uncut piece needs (max_tokens at most)."""
+    room = max_tokens - overlap
+    return room if overlap <= 0 else max(room, min(max_tokens, min_budget(text)))
 
 
 def packed_full(text: str, chunks, max_tokens: int) -> None:
@@ -322,7 +338,7 @@ def packed_full(text: str, chunks, max_tokens: int) -> None:
 def overlap_exact(text: str, chunks, packed, max_tokens: int, overlap: int) -> None:
     """Chunks with overlap against the same text packed without it, as rag5 adds overlap.
 
-    `packed` is what the lab gives for packing_budget(max_tokens, overlap) and
+    `packed` is what the lab gives for packing_budget(text, max_tokens, overlap) and
     no overlap. Each chunk keeps its packed end; after the first, its start
     reaches back `overlap` of the page's tokens, never before the previous
     packed chunk's start, moves forward to the first clean cut, and gives back
@@ -331,7 +347,7 @@ def overlap_exact(text: str, chunks, packed, max_tokens: int, overlap: int) -> N
     lossless(text, packed)
     assert len(chunks) == len(packed), (
         f"{len(chunks)} chunks with overlap, {len(packed)} without: overlap should only move "
-        f"starts back (packing at max_tokens - overlap = {packing_budget(max_tokens, overlap)})")
+        f"starts back (packing at max_tokens - overlap = {packing_budget(text, max_tokens, overlap)})")
     starts = token_starts(text)
     for number, (chunk, base) in enumerate(zip(chunks, packed)):
         assert chunk.end == base.end, (

@@ -71,7 +71,7 @@ def test_overlap_hidden_line_ends(rag5, line_end):
 @given(text=clean_prose, max_tokens=st.integers(4, 30), data=st.data())
 def test_overlap_hidden_property(rag5, text, max_tokens, data):
     overlap = data.draw(st.integers(1, max_tokens - 1))
-    packed = rag5.recursive_chunks(text, check.packing_budget(max_tokens, overlap), 0)
+    packed = rag5.recursive_chunks(text, check.packing_budget(text, max_tokens, overlap), 0)
     chunks = rag5.recursive_chunks(text, max_tokens, overlap)
     check.overlap_exact(text, chunks, packed, max_tokens, overlap)
 

@@ -29,7 +29,7 @@ import time
 
 
 from academy_llm import (
-    DATASETS, MAX_TOKENS_PER_CHARACTER, check_chunking, check_text_and_window, corpus_pages,
+    DATASETS, check_chunking, check_text_and_window, corpus_pages,
     count_tokens, embed, is_clean_cut, make_chunk, token_starts, top_k,
 )
 from labkit import (
@@ -188,8 +188,8 @@ def recursive_chunks(text, max_tokens, overlap=0):
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if not text:
         return []
-    budget = packing_budget(max_tokens, overlap)
     index = TokenIndex(text)
+    budget = packing_budget(max_tokens, overlap, index)
     spans = split_at_seams(text, 0, len(text), budget, index)
     packed = pack(spans, index.estimates(spans), budget)
     overlapped = add_overlap(text, packed, overlap, index)
@@ -205,10 +205,13 @@ def recursive_chunks(text, max_tokens, overlap=0):
             for chunk in finished(span, packed_span, n_tokens)]
 
 
-def packing_budget(max_tokens, overlap):
-    """Tokens a chunk may hold before overlap is added: room is left for the overlap,
-    but never less than one character may need, or a lone emoji could not be placed."""
-    return max(max_tokens - overlap, min(max_tokens, MAX_TOKENS_PER_CHARACTER))
+def packing_budget(max_tokens, overlap, index):
+    """Tokens a chunk may hold before overlap is added: room is left for the overlap, but
+    never less than the text's widest uncut piece needs (index.min_budget, a lone emoji
+    say; max_tokens at most), or that piece could not be placed. Read from the text, not
+    assumed: '토큰' needs 5 tokens, though no character needs more than 4."""
+    room = max_tokens - overlap
+    return room if overlap <= 0 else max(room, min(max_tokens, index.min_budget))
 
 
 def word_spans(text, start, end):

@@ -221,21 +221,23 @@ def markdown_chunks(text, max_tokens, overlap=0):
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if len(text) == 0:
         return []
-    document = read_document(text, rag5.packing_budget(max_tokens, overlap))
+    document = read_document(text, max_tokens, overlap)
     chunks = [front_matter_chunk(text, document.body_start, max_tokens, document.index)] if document.body_start else []
     for section in document.sections:
         chunks += section_chunks(text, section, max_tokens, overlap, document.index, document.regions)
     return chunks
 
 
-def read_document(text, budget):
+def read_document(text, max_tokens, overlap):
     """`text` tokenized and scanned once, its sections made with enter_section (given, as above)."""
-    return given.read_document(text, budget, rag5.TokenIndex(text), scan_blocks, enter_section)
+    index = rag5.TokenIndex(text)
+    budget = rag5.packing_budget(max_tokens, overlap, index)
+    return given.read_document(text, budget, index, scan_blocks, enter_section)
 
 
 def section_chunks(text, section, max_tokens, overlap, index, regions):
     """The Chunks of one section: packed by chunk_section, then overlapped (given, as above)."""
-    packed = chunk_section(text, section, rag5.packing_budget(max_tokens, overlap), index, regions)
+    packed = chunk_section(text, section, rag5.packing_budget(max_tokens, overlap, index), index, regions)
     return given.section_chunks(text, section, packed, max_tokens, overlap, index, regions)
 
 

@@ -32,7 +32,6 @@ from academy_llm import (
 )
 from labkit import TRICKY_TEXTS, Case, Invariants, load_lab, returns, run_lab, view_chunks
 
-rag5 = load_lab("rag5")  # packing_budget
 rag6 = load_lab("rag6")  # front_matter, read_document, section_chunks
 
 # Front-matter fields that go into the header when the caller names none.
@@ -102,7 +101,7 @@ def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
         for field in HEADER_FIELDS:
             if field in found:
                 metadata[field] = found[field]
-    document = rag6.read_document(text, rag5.packing_budget(max_tokens, overlap))
+    document = rag6.read_document(text, max_tokens, overlap)
     chunks = []
     if document.body_start:
         front = rag6.front_matter_chunk(text, document.body_start, max_tokens, document.index)
@@ -121,32 +120,60 @@ def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
 
 
 def section_with_header(text, section, header, max_tokens, overlap, document):
-    """The chunks of one section, each carrying `header`, header and text within max_tokens."""
-    header_tokens = count_tokens(header + "\n")
-    room = max_tokens - header_tokens
-    while room >= 1:
-        try:
-            chunks = rag6.section_chunks(
-                text, section, room, min(overlap, room - 1), document.index, document.regions
-            )
-        except ValueError as error:  # a character needs more tokens than the header leaves
-            raise ValueError(
-                f"the header {header!r} leaves only {room} tokens for text within "
-                f"max_tokens={max_tokens}, and a character here needs more; "
-                f"raise max_tokens or shorten the title"
-            ) from error
+    """The chunks of one section, each carrying `header`, header and text within max_tokens.
+
+    The page's text is what matters: a header takes half of max_tokens at most (less
+    if the text's widest uncut piece needs more room), and a longer one is shortened
+    (shortened_header). So no page is refused for its headings.
+    """
+    need = min(max_tokens, document.index.min_budget)  # the room the text cannot do without
+    limit = min(max_tokens // 2, max_tokens - need)
+    if count_tokens(header + "\n") > limit:
+        header = shortened_header(header, limit)
+    header_tokens = count_tokens(header + "\n") if header else 0
+    for room in range(max_tokens - header_tokens, need - 1, -1):
+        chunks = rag6.section_chunks(text, section, room, min(overlap, room - 1), document.index, document.regions)
         chunks = [replace(chunk, header=header) for chunk in chunks]
         if all(c.oversize or embedded_tokens(c, header_tokens) <= max_tokens for c in chunks):
             return chunks
-        room -= 1  # header and text counted together came out a token over
-    raise ValueError(
-        f"the header {header!r} takes {count_tokens(header)} tokens, leaving no room for text "
-        f"within max_tokens={max_tokens}; raise max_tokens or shorten the title"
-    )
+        # header and text counted together came out a token over: one token less room
+    return rag6.section_chunks(text, section, max_tokens, overlap, document.index, document.regions)  # no header fits
+
+
+def shortened_header(header, limit):
+    """`header` within `limit` tokens, its line break counted: the title, "…", then the
+    nearest headings that fit (the metadata stays with the last). If not even the title
+    and the nearest heading fit, their text is cut short, ending in "…"; "" if nothing fits.
+
+    make_header("Docs", ("Guide", "Install", "On Debian"), {}) shortened to 8 tokens:
+    "Docs › … › On Debian".
+    """
+    parts = header.split(" › ")
+    for nearest in range(len(parts) - 2, 0, -1):
+        shorter = " › ".join([parts[0], "…", *parts[-nearest:]])
+        if count_tokens(shorter + "\n") <= limit:
+            return shorter
+    return cut_to_tokens(" › ".join([parts[0], "…", parts[-1]]) if len(parts) > 2 else header, limit)
+
+
+def cut_to_tokens(text, limit):
+    """The longest start of `text` that, with "…" and a line break, counts `limit` tokens
+    at most, with the "…"; "" if no start of it does."""
+    low, high = 0, len(text)  # characters kept; a binary search, counting a few short texts
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count_tokens(text[:middle] + "…\n") <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    kept = text[:low].rstrip()
+    return f"{kept}…" if kept and count_tokens(f"{kept}…\n") <= limit else ""
 
 
 def embedded_tokens(chunk, header_tokens):
     """count_tokens(chunk.embedding_text), added up from the parts when the line break is a clean cut."""
+    if not chunk.header:
+        return chunk.n_tokens
     if is_clean_cut(chunk.embedding_text, len(chunk.header) + 1):
         return header_tokens + chunk.n_tokens
     return count_tokens(chunk.embedding_text)
