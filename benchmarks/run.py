@@ -25,7 +25,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from academy_llm import EMBEDDERS, corpus_pages, embedder_name
+from academy_llm import CL100K_SPECIAL_TOKENS, EMBEDDERS, corpus_pages, embedder_name
 
 import chroma
 import indexing
@@ -72,6 +72,27 @@ def describe_openai():
           f"{settings().max_cost:g} stops a run that would send more")
 
 
+REAL_MARKDOWN_SIZE = 512
+
+
+def real_markdown_documents():
+    """([(title, text)], [files left out]) of the real-world Markdown corpus (benchmarks/real-markdown):
+    speed on what people write, MDX, templating, every script, CRLF, big tables and all. A file's title
+    is its name. A file that shows a special token's text is left out: LangChain's and chonkie's tiktoken
+    calls raise on it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from real_markdown import corpus_files, read_text
+
+    documents, refused = [], []
+    for path in corpus_files():
+        text = read_text(path)
+        if any(special in text for special in CL100K_SPECIAL_TOKENS):  # "<|endoftext|>" shown in a page
+            refused.append(path.name)
+        else:
+            documents.append((path.stem, text))
+    return documents, refused
+
+
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
@@ -115,7 +136,13 @@ def main():
         datasets.append(("Chroma", chroma_sizes[0], chroma.titled(corpora)))
         rag10_titles.append(chroma.NO_TITLE)
 
-    if not args.speed_only:
+    real, refused = real_markdown_documents()
+    datasets.append(("real Markdown", REAL_MARKDOWN_SIZE, real))
+    print(f"\n(real Markdown: {len(real)} files of benchmarks/real-markdown, {speed.megabytes(real):.1f} MB, "
+          f"timed at {REAL_MARKDOWN_SIZE} tokens; left out, as LangChain's and chonkie's tiktoken calls raise on "
+          f"the text of a special token in them: {', '.join(refused) or 'none'})")
+
+    if not args.speed_only:  # rag10's indexing on the datasets with questions (the real Markdown has none)
         indexing.indexing_table([(*dataset, title) for dataset, title in zip(datasets, rag10_titles)], runs,
                                 args.embedder)
     speeds = speed.speed_table(datasets, runs)

@@ -370,4 +370,9 @@ MUTATIONS = [
         r'    words = [(match.start(), match.end()) for match in re.finditer(r"\S+", text)]',
         r'    words = [(match.start(), match.end()) for match in re.finditer(r"\w+", text)]',
     ),
+    Mutation(
+        "rag5", "recursive_chunks", "packs at max_tokens - overlap, not the given packing_budget: no room for 5 tokens",
+        "    budget = packing_budget(max_tokens, overlap, index)\n",
+        "    budget = max_tokens - overlap\n",
+    ),
 ]

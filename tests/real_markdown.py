@@ -123,3 +123,50 @@ def problems(text, chunks, max_tokens):
 def kind_of(problem):
     """The kind a line from `problems` is of ("lost text", ...)."""
     return problem.split(":", 1)[0]
+
+
+# ---- the corpus run, shared by the tests and the report ---------------------------
+
+SETTINGS = ((128, 0), (128, 16), (512, 0), (512, 64))  # (max_tokens, overlap)
+LINE_ENDS = {"as stored": None, "CRLF": "\r\n", "CR": "\r"}
+STRUCTURE = ("not a slice", "lost text", "order", "over budget", "oversize kind")  # what every chunker keeps
+
+
+def with_line_ends(text, line_end):
+    """`text` with every line end (\\r\\n, \\r or \\n) made `line_end`; as stored if None."""
+    if line_end is None:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", line_end)
+
+
+def chunkers(folder):
+    """{name: chunk(text, max_tokens, overlap)} for the course's chunkers in `folder` (solutions/),
+    each with the kinds of problem it answers for: rag5 does not read Markdown."""
+    from labkit import load_lab
+
+    rag5, rag6, rag7 = (load_lab(lab, folder) for lab in ("rag5", "rag6", "rag7"))
+    return {
+        "rag5": (rag5.recursive_chunks, STRUCTURE),
+        "rag6": (lambda text, m, o: rag6.markdown_chunks(text, max_tokens=m, overlap=o), KINDS),
+        "rag7": (lambda text, m, o: rag7.header_chunks(text, "Docs", m, o), KINDS),
+    }
+
+
+def file_problems(path, folder, settings=SETTINGS, line_ends=tuple(LINE_ENDS)):
+    """["file · chunker · setting · line ends: problem"] for one corpus file, every chunker,
+    setting and line-end form; an exception is a problem too."""
+    found = []
+    stored = read_text(path)
+    for line_end in line_ends:
+        text = with_line_ends(stored, LINE_ENDS[line_end])
+        for name, (chunk, answers_for) in chunkers(folder).items():
+            for max_tokens, overlap in settings:
+                where = f"{Path(path).relative_to(CORPUS)} · {name} · {max_tokens}/{overlap} · {line_end}"
+                try:
+                    chunks = chunk(text, max_tokens, overlap)
+                except Exception as error:  # noqa: BLE001 (a chunker must never raise on a real page)
+                    found.append(f"{where}: raised {type(error).__name__}: {str(error)[:200]}")
+                    continue
+                found += [f"{where}: {problem}" for problem in problems(text, chunks, max_tokens)
+                          if kind_of(problem) in answers_for]
+    return found
