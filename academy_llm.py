@@ -400,7 +400,12 @@ def embed(texts, model: str | None = None) -> np.ndarray:
 
 def embed_cost(texts, model: str | None = None) -> float:
     """Estimated USD to embed `texts` with the openai embedder, counting only the texts its cache lacks.
-    `model`: an OpenAI model, or an embedder as for embed; offline embedders and local servers cost 0."""
+
+    `model`: a model's name, or an embedder as for embed; the offline embedders cost 0. A server
+    on the learner's own machine or network (OPENAI_BASE_URL's host is localhost, a *.local or
+    *.localhost name, or a literal loopback, private or link-local address; names are not
+    resolved) costs 0. Any other endpoint, OpenAI's, Azure's, a gateway's, is priced by the
+    model: a model without a known price at the dearest known (labkit/openai_embedder.py)."""
     from labkit import openai_embedder
     return openai_embedder.cost([texts] if isinstance(texts, str) else list(texts), model or embedder_name())
 

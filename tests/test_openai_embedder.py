@@ -3,10 +3,12 @@
 The server (embedding_server.py) speaks POST /v1/embeddings with deterministic vectors,
 counts requests, and answers with the faults a test orders: 429 and 500 with Retry-After,
 401, 404, a slow answer, a dropped connection, a short answer. Every test has a cache of
-its own (ACADEMY_CACHE_DIR in tmp_path).
+its own (ACADEMY_CACHE_DIR in tmp_path). What a text costs is decided from the URL alone,
+local or remote, never from the network.
 """
 
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -185,6 +187,70 @@ def test_cost_is_estimated_for_misses_and_a_dear_run_stops_before_sending(server
     assert academy_llm.embed_cost(TEXTS) == 0.0
     academy_llm.embed(TEXTS)
     assert len(server.requests) == 1
+
+
+LOCAL_URLS = [
+    "http://localhost:11434/v1", "http://LOCALHOST./v1", "http://embed.localhost:8080/v1", "http://gpu-box.local/v1",
+    "http://127.0.0.1:8000/v1", "http://127.8.9.10/v1", "http://[::1]:8080/v1", "http://0.0.0.0:11434/v1",
+    "http://10.1.2.3/v1", "http://172.16.0.1/v1", "http://172.31.255.254/v1", "http://192.168.1.20:11434/v1",
+    "http://[fd12:3456::1]/v1", "http://169.254.10.20/v1", "http://[fe80::1%25eth0]:8080/v1",
+    "http://[::ffff:192.168.0.2]/v1",
+]
+REMOTE_URLS = [
+    "https://api.openai.com/v1", "https://my-resource.openai.azure.com/openai/v1", "https://gateway.example.com/v1",
+    "http://203.0.113.7:8080/v1", "http://172.32.0.1/v1", "http://11.0.0.1/v1", "http://[2001:db8::1]/v1",
+    "http://127.0.0.1.nip.io/v1", "http://embeddings.internal/v1", "http://local/v1", "http://server.localdomain/v1",
+]
+
+
+@pytest.fixture
+def no_name_lookups(monkeypatch):
+    """Any resolution of a name, or connection, fails the test: cost is decided from the URL alone."""
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"looked up or connected: {args[:2]}")
+    for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "create_connection"):
+        monkeypatch.setattr(socket, name, refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+
+
+@pytest.mark.parametrize("url", LOCAL_URLS)
+def test_a_server_on_the_learners_machine_or_network_costs_nothing(env, monkeypatch, no_name_lookups, url):
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    assert openai_embedder.is_local_url(url)
+    assert academy_llm.embed_cost(TEXTS) == 0.0
+    assert academy_llm.embed_cost(TEXTS, model="text-embedding-3-large") == 0.0
+    assert academy_llm.embed_cost(TEXTS, model="nomic-embed-text") == 0.0
+
+
+@pytest.mark.parametrize("url", REMOTE_URLS)
+def test_any_other_endpoint_is_priced_by_its_model(env, monkeypatch, no_name_lookups, url):
+    """Azure, a gateway, a hosted server: OpenAI's models at their list price, any other at the dearest."""
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    tokens = sum(academy_llm.count_tokens(text) for text in TEXTS)
+    assert not openai_embedder.is_local_url(url)
+    assert academy_llm.embed_cost(TEXTS) == pytest.approx(tokens * 0.02 / 1e6)  # text-embedding-3-small
+    assert academy_llm.embed_cost(TEXTS, model="text-embedding-ada-002") == pytest.approx(tokens * 0.10 / 1e6)
+    dearest = tokens * 0.13 / 1e6  # text-embedding-3-large's, the dearest known price
+    assert academy_llm.embed_cost(TEXTS, model="my-azure-deployment") == pytest.approx(dearest)
+    assert academy_llm.embed_cost(TEXTS, model="hash") == 0.0
+
+
+def test_an_unknown_model_on_a_remote_endpoint_is_stopped_by_the_cost_limit(env, monkeypatch, no_name_lookups):
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://my-resource.openai.azure.com/openai/v1")
+    monkeypatch.setenv("ACADEMY_OPENAI_MODEL", "my-embedding-deployment")
+    monkeypatch.setenv("ACADEMY_MAX_COST", "0.00000001")
+    with pytest.raises(openai_embedder.CostLimitError) as raised:  # before any connection (no_name_lookups)
+        academy_llm.embed(TEXTS)
+    message = str(raised.value)
+    assert "with my-embedding-deployment (no price known for it: priced as text-embedding-3-large, the dearest " \
+           "known; set ACADEMY_OPENAI_PRICE to its USD per million tokens) would cost about" in message
+    assert "nothing was sent" in message and "\n" not in message
+    monkeypatch.setenv("ACADEMY_OPENAI_PRICE", "0.02")  # the learner says what the deployment costs
+    tokens = sum(academy_llm.count_tokens(text) for text in TEXTS)
+    assert academy_llm.embed_cost(TEXTS) == pytest.approx(tokens * 0.02 / 1e6)
+    monkeypatch.setenv("ACADEMY_OPENAI_PRICE", "free")
+    with pytest.raises(openai_embedder.EmbeddingError, match="ACADEMY_OPENAI_PRICE='free' is not a number"):
+        academy_llm.embed_cost(TEXTS)
 
 
 def test_cost_is_zero_once_cached(server, env, monkeypatch):
