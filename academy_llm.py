@@ -36,8 +36,8 @@ __all__ = [  # what a lab or a test may import from here
     "read_bpe_ranks", "tokenizer", "encode", "count_tokens", "token_positions", "token_starts",
     "is_clean_cut", "Chunk", "make_chunk", "check_text_and_window", "check_exact_slices",
     "check_in_order", "find_lost_text", "check_lossless", "check_budget", "check_chunking",
-    "EMBEDDERS", "embedder_name", "embed", "embed_cost", "cosine", "top_k", "top_k_each", "corpus_pages",
-    "corpus_questions",
+    "EMBEDDERS", "embedder_name", "describe_embedder", "embed", "embed_cost", "cosine", "top_k", "top_k_each",
+    "corpus_pages", "corpus_questions",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -374,6 +374,16 @@ def embedder_name(model: str | None = None) -> str:
         raise ValueError(f"unknown embedder {name!r}; use one of {', '.join(EMBEDDERS)} "
                          f"(argument model= or environment variable ACADEMY_EMBEDDER)")
     return name
+
+
+def describe_embedder(model: str | None = None) -> str:
+    """The embedder as a lab names it in what it prints: "wordllama", "hash", or, for "openai",
+    the model and the server ("openai, text-embedding-3-small at https://api.openai.com/v1")."""
+    name = embedder_name(model)
+    if name != "openai":
+        return name
+    from labkit import openai_embedder
+    return f"openai, {openai_embedder.settings().describe()}"
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:

@@ -4,9 +4,12 @@ The server (embedding_server.py) speaks POST /v1/embeddings with deterministic v
 counts requests, and answers with the faults a test orders: 429 and 500 with Retry-After,
 401, 404, a slow answer, a dropped connection, a short answer. Every test has a cache of
 its own (ACADEMY_CACHE_DIR in tmp_path). What a text costs is decided from the URL alone,
-local or remote, never from the network.
+local or remote, never from the network; and the labs, run with ACADEMY_EMBEDDER=openai,
+send every text they embed to the server, with wordllama made unimportable.
 """
 
+import hashlib
+import json
 import os
 import socket
 import sqlite3
@@ -46,8 +49,7 @@ def env(server, cache_dir, monkeypatch):
     """The environment of a learner pointing the openai embedder at the test server."""
     for name in ("ACADEMY_OPENAI_MODEL", "ACADEMY_OPENAI_DIMENSIONS", "ACADEMY_OPENAI_TIMEOUT", "ACADEMY_MAX_COST"):
         monkeypatch.delenv(name, raising=False)
-    values = {"OPENAI_API_KEY": "test", "OPENAI_BASE_URL": server.url, "ACADEMY_EMBEDDER": "openai",
-              "ACADEMY_CACHE_DIR": str(cache_dir)}
+    values = server.environment(cache_dir)
     for name, value in values.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(openai_embedder, "BACKOFF_SECONDS", 0.01)
@@ -328,3 +330,93 @@ def test_two_processes_at_once_on_one_cache_lose_nothing(server, env, cache_dir)
     assert np.allclose(academy_llm.embed(everything), expected(everything), atol=1e-6)
     with sqlite3.connect(cache_dir / "embeddings.sqlite") as connection:
         assert connection.execute("SELECT count(*) FROM vectors").fetchone()[0] == 80
+
+
+# --------------------------------------------------------------------------
+# The labs with ACADEMY_EMBEDDER=openai: every text they embed goes to the server
+# --------------------------------------------------------------------------
+# The lab runs as a student runs it, in a process of its own, with wordllama unimportable
+# and every connection refused but to the test server. Each call of academy_llm.embed is
+# recorded (the embedder it resolved to, the files of its callers, a digest of each text), so the
+# test can say that every text embedded with "openai" reached the server, once, and that
+# nothing was embedded with another embedder. The server's vectors are random, so the lab's
+# retrieval checks may fail; what is checked is where its embeddings came from.
+
+ROOT = Path(__file__).resolve().parent.parent
+LAB_RUN = """
+import atexit, hashlib, json, os, runpy, socket, sys
+sys.modules["wordllama"] = None  # `import wordllama` fails: no lab may fall back on it
+server = ("127.0.0.1", int(os.environ["TEST_SERVER_PORT"]))
+connect = socket.socket.connect
+def only_the_server(self, address):
+    if tuple(address[:2]) != server:
+        raise OSError(f"network disabled by the test: {address}")
+    return connect(self, address)
+socket.socket.connect = only_the_server
+import academy_llm
+embed, calls = academy_llm.embed, []
+def recorded(texts, model=None):
+    listed = [texts] if isinstance(texts, str) else list(texts)
+    digests = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest() for t in listed if t.strip()]
+    frame, callers = sys._getframe(1), []
+    while frame is not None:
+        callers.append(frame.f_code.co_filename)
+        frame = frame.f_back
+    calls.append((academy_llm.embedder_name(model), callers, digests))
+    rows = embed(listed, model)
+    return rows[0] if isinstance(texts, str) else rows
+academy_llm.embed = recorded
+def write_calls():
+    with open(os.environ["TEST_EMBED_CALLS"], "w") as file:
+        json.dump(calls, file)
+atexit.register(write_calls)
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+# The public grading tests a lab runs last check chunking, not retrieval, on random texts: they
+# chunk with the lexical "hash" embedder by design (tests/grading/test_rag9.py), and print no score.
+PUBLIC_TESTS = str(ROOT / "tests" / "grading")
+
+
+def digest(text):
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def run_lab_against(server, env, lab, tmp_path):
+    """Run solutions/<lab>-*.py with the openai embedder at `server`; (what it printed, its embed calls)."""
+    (path,) = (ROOT / "solutions").glob(f"{lab}-*.py")
+    calls = tmp_path / "calls.json"
+    environment = {**os.environ, **env, "PYTHONPATH": str(ROOT), "TEST_EMBED_CALLS": str(calls),
+                   "TEST_SERVER_PORT": server.url.split(":")[-1].split("/")[0]}
+    run = subprocess.run([sys.executable, "-c", LAB_RUN, str(path)], cwd=tmp_path, env=environment,
+                         capture_output=True, text=True, timeout=240)
+    assert "Traceback" not in run.stderr and run.returncode in (0, 1), run.stdout[-2000:] + run.stderr[-3000:]
+    assert f"\n{lab}: " in run.stdout and "PASS  the public grading tests" in run.stdout, run.stdout[-2000:]
+    assert f"Embedder: openai, text-embedding-3-small at {server.url}" in run.stdout
+    return run.stdout, json.loads(calls.read_text())
+
+
+def check_every_embedding_went_to_the_server(server, calls):
+    others = [(name, callers[:3]) for name, callers, _ in calls if name != "openai"
+              if not (name == "hash" and any(caller.startswith(PUBLIC_TESTS) for caller in callers))]
+    assert not others, others[:3]
+    embedded = {text for name, _, texts in calls if name == "openai" for text in texts}
+    sent = [digest(text) for text in server.texts_sent]
+    assert embedded and set(sent) == embedded  # every text embedded went to the server, and nothing else did
+    assert len(sent) == len(embedded)  # each once: the cache answered every repeat
+
+
+@pytest.mark.timeout(300)  # a whole lab, beside the labs other tests run
+def test_rag10_with_the_openai_embedder_embeds_everything_at_the_server(server, env, tmp_path):
+    stdout, calls = run_lab_against(server, env, "rag10", tmp_path)
+    check_every_embedding_went_to_the_server(server, calls)
+    assert "and the parents matched whole too (each embedded whole)" in stdout  # not pooled: openai is no mean
+    assert "test questions, openai, text-embedding-3-small at" in stdout
+
+
+@pytest.mark.heavy  # about 20 s alone with Chroma's benchmark beside the project, more beside other tests
+@pytest.mark.timeout(300)
+def test_rag9_with_the_openai_embedder_embeds_everything_at_the_server(server, env, tmp_path):
+    stdout, calls = run_lab_against(server, env, "rag9", tmp_path)
+    check_every_embedding_went_to_the_server(server, calls)
+    assert "256-token chunks, openai, text-embedding-3-small at" in stdout  # its table names the embedder
