@@ -15,6 +15,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -46,7 +47,12 @@ def cache_dir(tmp_path):
 
 @pytest.fixture
 def env(server, cache_dir, monkeypatch):
-    """The environment of a learner pointing the openai embedder at the test server."""
+    """The environment of a learner pointing the openai embedder at the test server.
+
+    Set in a copy of os.environ that this process reads and no child inherits: the labs other
+    tests run beside this one (started early, in threads) must not run with these settings.
+    """
+    monkeypatch.setattr(os, "environ", dict(os.environ))
     for name in ("ACADEMY_OPENAI_MODEL", "ACADEMY_OPENAI_DIMENSIONS", "ACADEMY_OPENAI_TIMEOUT", "ACADEMY_MAX_COST"):
         monkeypatch.delenv(name, raising=False)
     values = server.environment(cache_dir)
@@ -207,12 +213,20 @@ REMOTE_URLS = [
 
 @pytest.fixture
 def no_name_lookups(monkeypatch):
-    """Any resolution of a name, or connection, fails the test: cost is decided from the URL alone."""
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"looked up or connected: {args[:2]}")
+    """Any resolution of a name, or connection, from this test's thread fails the test: cost is decided
+    from the URL alone. (Other threads, such as the ones running other tests' labs, are let through.)"""
+    test_thread = threading.current_thread()
+
+    def refused(original):
+        def guard(*args, **kwargs):
+            if threading.current_thread() is test_thread:
+                raise AssertionError(f"looked up or connected: {args[:2]}")
+            return original(*args, **kwargs)
+        return guard
+
     for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "create_connection"):
-        monkeypatch.setattr(socket, name, refuse)
-    monkeypatch.setattr(socket.socket, "connect", refuse)
+        monkeypatch.setattr(socket, name, refused(getattr(socket, name)))
+    monkeypatch.setattr(socket.socket, "connect", refused(socket.socket.connect))
 
 
 @pytest.mark.parametrize("url", LOCAL_URLS)
@@ -382,12 +396,18 @@ def digest(text):
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def run_lab_against(server, env, lab, tmp_path):
-    """Run solutions/<lab>-*.py with the openai embedder at `server`; (what it printed, its embed calls)."""
+def run_lab_against(server, lab, tmp_path):
+    """Run solutions/<lab>-*.py with the openai embedder at `server`; (what it printed, its embed calls).
+
+    The settings go to the lab's process only: this process's environment is left alone, since
+    the labs other tests run beside this one (test_labs.py's, started early) inherit it.
+    """
     (path,) = (ROOT / "solutions").glob(f"{lab}-*.py")
     calls = tmp_path / "calls.json"
-    environment = {**os.environ, **env, "PYTHONPATH": str(ROOT), "TEST_EMBED_CALLS": str(calls),
-                   "TEST_SERVER_PORT": server.url.split(":")[-1].split("/")[0]}
+    environment = {name: value for name, value in os.environ.items()
+                   if not name.startswith(("ACADEMY_", "OPENAI_"))}
+    environment.update(server.environment(tmp_path / "cache"), PYTHONPATH=str(ROOT), TEST_EMBED_CALLS=str(calls),
+                       TEST_SERVER_PORT=server.url.split(":")[-1].split("/")[0])
     run = subprocess.run([sys.executable, "-c", LAB_RUN, str(path)], cwd=tmp_path, env=environment,
                          capture_output=True, text=True, timeout=240)
     assert "Traceback" not in run.stderr and run.returncode in (0, 1), run.stdout[-2000:] + run.stderr[-3000:]
@@ -407,16 +427,16 @@ def check_every_embedding_went_to_the_server(server, calls):
 
 
 @pytest.mark.timeout(300)  # a whole lab, beside the labs other tests run
-def test_rag10_with_the_openai_embedder_embeds_everything_at_the_server(server, env, tmp_path):
-    stdout, calls = run_lab_against(server, env, "rag10", tmp_path)
+def test_rag10_with_the_openai_embedder_embeds_everything_at_the_server(server, tmp_path):
+    stdout, calls = run_lab_against(server, "rag10", tmp_path)
     check_every_embedding_went_to_the_server(server, calls)
     assert "and the parents matched whole too (each embedded whole)" in stdout  # not pooled: openai is no mean
     assert "test questions, openai, text-embedding-3-small at" in stdout
 
 
-@pytest.mark.heavy  # about 20 s alone with Chroma's benchmark beside the project, more beside other tests
+@pytest.mark.heavy  # 20 to 30 s alone with Chroma's benchmark beside the project, more beside other tests
 @pytest.mark.timeout(300)
-def test_rag9_with_the_openai_embedder_embeds_everything_at_the_server(server, env, tmp_path):
-    stdout, calls = run_lab_against(server, env, "rag9", tmp_path)
+def test_rag9_with_the_openai_embedder_embeds_everything_at_the_server(server, tmp_path):
+    stdout, calls = run_lab_against(server, "rag9", tmp_path)
     check_every_embedding_went_to_the_server(server, calls)
     assert "256-token chunks, openai, text-embedding-3-small at" in stdout  # its table names the embedder
