@@ -296,11 +296,8 @@ def token_windows_exact(text: str, chunks, max_tokens: int, overlap: int) -> Non
 
 
 def character_over_budget(text: str, max_tokens: int, error: Exception) -> None:
-    """A ValueError for a budget is right only if a character of the text needs more tokens."""
-    starts = token_starts(text)
-    pieces = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
-    widest = max(pieces, key=count_tokens, default="")
-    assert count_tokens(widest) > max_tokens, (
+    """A ValueError for a budget is right only if a piece of the text no cut may split needs more tokens."""
+    assert min_budget(text) > max_tokens, (
         f"raised ValueError ({short(str(error), 80)}), yet every token of the text fits in "
         f"max_tokens = {max_tokens}")
 
