@@ -14,6 +14,7 @@ rag5 imports both (rag5.TokenIndex is what rag6, rag9 and rag10 use); the lab
 explains the idea in its section 1, and this file is the code.
 """
 
+import functools
 import itertools
 import re
 import sys
@@ -55,9 +56,8 @@ class TokenIndex:
     def __init__(self, text):
         self.text = text
         self.starts, self.numbers = token_positions(text)
-        self._min_budget = None
 
-    @property
+    @functools.cached_property
     def min_budget(self):
         """The least max_tokens that can hold this text: the most tokens that a piece between
         two neighbouring token starts (a piece no chunk may cut) counts on its own.
@@ -67,15 +67,13 @@ class TokenIndex:
         tokens, with no token start inside). Found once, from the one
         tokenization: only the pieces of two tokens or more are encoded again.
         """
-        if self._min_budget is None:
-            inside = np.diff(self.numbers)  # tokens of each piece, as the whole text has them
-            wide = np.flatnonzero(inside > 1)
-            ends = np.append(self.starts[1:], len(self.text))[wide].tolist()
-            text = self.text
-            pieces = {text[start:end] for start, end in zip(self.starts[wide].tolist(), ends)}
-            alone = [count_tokens(piece) for piece in pieces]  # each piece once: a page repeats them
-            self._min_budget = max([int(inside.max(initial=0)), *alone])
-        return self._min_budget
+        inside = np.diff(self.numbers)  # tokens of each piece, as the whole text has them
+        wide = np.flatnonzero(inside > 1)
+        ends = np.append(self.starts[1:], len(self.text))[wide].tolist()
+        text = self.text
+        pieces = {text[start:end] for start, end in zip(self.starts[wide].tolist(), ends)}
+        alone = [count_tokens(piece) for piece in pieces]  # each piece once: a page repeats them
+        return max([int(inside.max(initial=0)), *alone])
 
     def estimate(self, start, end):
         """Tokens of the whole text that start in [start, end), plus one if a token straddles `start`.
