@@ -29,9 +29,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from points import POINTS, lab_points
 
 COURSE = Path(__file__).resolve().parent.parent
 GRADESCOPE = COURSE / "tools" / "grading" / "gradescope"
+COURSE_POINTS = sum(map(lab_points, POINTS))  # 10 a lab
 VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
 # Parametrize ids of tests/grading/hidden/*.py that say what the hidden input is.
 HIDDEN_IDS = ("CRLF and no-break space", "lone CR", "bool budget", "a span over budget",
@@ -57,7 +59,7 @@ def metadata(user_id: int, name: str) -> dict:
         "assignment": {"id": 25828, "course_id": 1234, "title": "Chunking Labs",
                        "due_date": "2026-12-01T23:00:00.000000-08:00", "late_due_date": None,
                        "release_date": "2026-11-01T00:00:00.000000-08:00", "group_size": None,
-                       "group_submission": False, "total_points": "70.0"},
+                       "group_submission": False, "total_points": f"{COURSE_POINTS}.0"},
         "submission_method": "upload",
         "users": [{"email": f"{name}@example.com", "id": user_id, "name": name.title()}],
         "previous_submissions": [],
@@ -199,8 +201,8 @@ def test_results_are_in_gradescopes_format(autograder, name):
 def test_the_reference_earns_full_marks_and_the_stubs_none(autograder):
     reference, stubs = results_of(autograder, "reference"), results_of(autograder, "stubs")
     for results in (reference, stubs):
-        assert sum(row["max_score"] for row in results["tests"]) == pytest.approx(70, abs=1e-3)
-    assert reference["score"] == 70 and all(row["score"] == row["max_score"] for row in reference["tests"])
+        assert sum(row["max_score"] for row in results["tests"]) == pytest.approx(COURSE_POINTS, abs=1e-3)
+    assert reference["score"] == COURSE_POINTS and all(row["score"] == row["max_score"] for row in reference["tests"])
     assert stubs["score"] == 0
 
 
