@@ -10,6 +10,7 @@ the chunk or span at fault:
 """
 
 import bisect
+import logging
 import math
 import os
 import re
@@ -418,6 +419,7 @@ def bm25s_weights(corpus, k1, b):
     """{(term, row): weight} from bm25s's Lucene BM25, each term asked alone."""
     import bm25s  # only here: the labs never need it
 
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets DEBUG, which wordllama's root handler shows
     retriever = bm25s.BM25(method="lucene", k1=k1, b=b, dtype="float64")
     retriever.index(corpus, show_progress=False)
     weights = {}
