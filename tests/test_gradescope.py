@@ -21,6 +21,7 @@ Gradescope's documentation relied on:
 """
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -227,10 +228,11 @@ def test_the_hidden_tests_rows_are_shown_after_publishing(autograder, hidden_tes
     """The rows marked after_published carry exactly the hidden tests' points: hidden tests have
     rows of their own, and those alone wait for the grades to be published."""
     rows = results_of(autograder, name)["tests"]
-    later = round(sum(row["max_score"] for row in rows if row.get("visibility") == "after_published"), 2)
-    hidden = round(sum(test["points"] for test in hidden_tests), 2)
-    assert later == hidden, (
-        f"the after_published rows carry {later} points, the hidden tests {hidden}: the hidden tests "
+    later = sum(row["max_score"] for row in rows if row.get("visibility") == "after_published")
+    hidden = sum(test["points"] for test in hidden_tests)
+    # Each row and each test's points are rounded to 4 places: the sums agree to within those roundings.
+    assert math.isclose(later, hidden, abs_tol=1e-4 * (len(rows) + len(hidden_tests))), (
+        f"the after_published rows carry {later:.4f} points, the hidden tests {hidden:.4f}: the hidden tests "
         "need rows of their own, after_published by default, so students see them only once "
         f"grades are published (rows: {[(row['name'], row.get('visibility')) for row in rows]})")
 
