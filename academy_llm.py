@@ -36,8 +36,8 @@ __all__ = [  # what a lab or a test may import from here
     "read_bpe_ranks", "tokenizer", "encode", "count_tokens", "token_positions", "token_starts",
     "is_clean_cut", "Chunk", "make_chunk", "check_text_and_window", "check_exact_slices",
     "check_in_order", "find_lost_text", "check_lossless", "check_budget", "check_chunking",
-    "EMBEDDERS", "embedder_name", "embed", "embed_cost", "cosine", "top_k", "top_k_each", "corpus_pages",
-    "corpus_questions",
+    "EMBEDDERS", "embedder_name", "describe_embedder", "embed", "embed_cost", "cosine", "top_k", "top_k_each",
+    "corpus_pages", "corpus_questions",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -376,6 +376,16 @@ def embedder_name(model: str | None = None) -> str:
     return name
 
 
+def describe_embedder(model: str | None = None) -> str:
+    """The embedder as a lab names it in what it prints: "wordllama", "hash", or, for "openai",
+    the model and the server ("openai, text-embedding-3-small at https://api.openai.com/v1")."""
+    name = embedder_name(model)
+    if name != "openai":
+        return name
+    from labkit import openai_embedder
+    return f"openai, {openai_embedder.settings().describe()}"
+
+
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:
     """Scale every row to length 1; an all-zero row stays zero."""
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -400,7 +410,12 @@ def embed(texts, model: str | None = None) -> np.ndarray:
 
 def embed_cost(texts, model: str | None = None) -> float:
     """Estimated USD to embed `texts` with the openai embedder, counting only the texts its cache lacks.
-    `model`: an OpenAI model, or an embedder as for embed; offline embedders and local servers cost 0."""
+
+    `model`: a model's name, or an embedder as for embed; the offline embedders cost 0. A server
+    on the learner's own machine or network (OPENAI_BASE_URL's host is localhost, a *.local or
+    *.localhost name, or a literal loopback, private or link-local address; names are not
+    resolved) costs 0. Any other endpoint, OpenAI's, Azure's, a gateway's, is priced by the
+    model: a model without a known price at the dearest known (labkit/openai_embedder.py)."""
     from labkit import openai_embedder
     return openai_embedder.cost([texts] if isinstance(texts, str) else list(texts), model or embedder_name())
 

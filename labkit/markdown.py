@@ -7,10 +7,11 @@ this module holds them:
 
 - lines with exact offsets (split_lines), and the front matter (front_matter);
 - a block scanner (Scanner) that follows CommonMark, with GitHub's tables,
-  closely enough for real documentation. The grading tests compare the fences
-  and tables it finds with those of a real parser, markdown-it-py
+  closely enough for real documentation. The grading tests compare the code
+  blocks and tables it finds with those of a real parser, markdown-it-py
   (tests/markdown_oracle.py);
-- regions: the spans of fences and tables that no chunk may cut (Region);
+- regions: the spans of code blocks, fenced or indented, and tables that no
+  chunk may cut (Region);
 - the tricky documents rag6 checks itself on (TRICKY_MARKDOWN), and the check
   (check_markdown_chunks), which finds what must stay whole with its own code;
 - every_line_cases: the student's rules asked about every line of those
@@ -22,6 +23,15 @@ Recognisers record, so the blocks found are read with the student's rules:
 
     blocks = Scanner(Recognisers(fence_opening, closes_fence, atx_heading, is_table_start)).scan(lines)
 
+CommonMark everywhere, MDX included: a line indented 4 columns (under a blank
+line, not under a paragraph's line) opens indented code, at the top or in a
+list item or quote (counted from the item's content or after the `>`), and it
+is kept whole as a fence is. MDX has no indented code, but an indented block
+of JSX kept whole costs a chunker nothing. Lazy lines follow what is open
+inside the container, at any depth (ContainerText); `- - -` under a list item
+is a thematic break; link reference definitions are no paragraph, so an
+underline under nothing else makes no setext heading.
+
 Speed: rag6 must keep up with tiktoken, so the scanner does little per line.
 It reads a line's text, not a Line (a LineView holds a page's lines as two
 lists, made in C); it asks a rule only about a line the rule could be true of
@@ -29,7 +39,10 @@ lists, made in C); it asks a rule only about a line the rule could be true of
 backtick or a tilde, atx_heading a #, is_table_start a line holding a |);
 and it reads the commonest blocks (a blank line, a paragraph of one line, a
 heading, a fence, a list of simple items) without the general machinery, to
-the same blocks.
+the same blocks. A list or quote is read item by item, and its lines scanned
+again, only if something in it may need it (a fence, a |, a line indented
+where code could start); and scanned again only if it holds a block to keep
+whole.
 """
 
 from __future__ import annotations
@@ -146,14 +159,19 @@ def indent_of(text):
 
 
 def strip_columns(text, columns):
-    """`text` without its first `columns` columns of indentation."""
+    """`text` without its first `columns` columns of indentation, a tab reaching the next multiple of 4.
+
+    A line with a tab has its tabs made spaces first, so that a tab which
+    reaches past `columns` leaves the rest of its width as indentation: a
+    container's line is read from its own first column, where the page's tab
+    stops no longer fall. (A page's line starts at column 0; a line inside a
+    container has no tab left.)
+    """
+    if "\t" in text:
+        text = text.expandtabs(4)
     if text.startswith(" " * columns):
         return text[columns:]
-    position = column = 0
-    while position < len(text) and column < columns and text[position] in " \t":
-        column += 4 - column % 4 if text[position] == "\t" else 1
-        position += 1
-    return text[position:]
+    return text.lstrip(" ")  # fewer columns than that: all of them
 
 
 # ---- front matter -------------------------------------------------------------
@@ -218,7 +236,7 @@ def is_delimiter_row(text):
 THEMATIC_BREAK = re.compile(r"^ {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
 SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 LIST_ITEM = re.compile(r"^( {0,3})([-+*]|\d{1,9}[.)])([ \t]+|$)")
-QUOTE_PREFIX = re.compile(r"^ {0,3}> ?")
+QUOTE_MARKER = re.compile(r" {0,3}>")
 HTML_ENDS = [  # CommonMark's HTML blocks 1-5: (start, end) patterns
     (re.compile(r"^ {0,3}<(?:script|pre|style|textarea)(?:[ \t>]|$)", re.I),
      re.compile(r"</(?:script|pre|style|textarea)>", re.I)),
@@ -236,11 +254,17 @@ HTML_BLOCK_TAG = re.compile(  # HTML block 6: ends at a blank line
 HTML_LONE_TAG = re.compile(  # HTML block 7: a lone open or close tag; cannot interrupt a paragraph
     r"^ {0,3}(?:<[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s\"'=<>`]+|'[^']*'|"
     r"\"[^\"]*\"))?)*\s*/?>|</[A-Za-z][A-Za-z0-9-]*\s*>)[ \t]*$")
+BLANK_ENDS = "a blank line"  # how HTML blocks 6 and 7 end (html_ending)
 MAX_NESTING = 24  # containers deeper than this are read as plain text
 # The scanner asks a rule only about a line it could be true of, a cheap test in C first:
 FENCE_LIKE = re.compile(r"[ \t]*[`~]")  # fence_opening, closes_fence: a backtick or tilde first
 HEADING_LIKE = re.compile(r"[ \t]*#")  # atx_heading: a # first (is_table_start: a | in the line)
-PROTECTED = ("code", "table")  # the kinds of block no chunk may cut
+PROTECTED = ("code", "table")  # the kinds of block no chunk may cut: fenced and indented code, tables
+# What Scanner.simple_list_end reads of a list's lines, to leave any that may hold indented code to read_list:
+CONTAINER_MARKS = re.compile(r"(?:(?:[-+*]|\d{1,9}[.)])(?: +|$)|>| +)*")  # the list markers and >s opening a line
+WIDE_MARKER = re.compile(r"(?:(?:^|[ >])(?:[-+*]|\d{1,9}[.)])|>) {5,}\S")  # a nested item or quote's line,
+# opening with indented code (5 columns after its marker, the first of which is the marker's)
+LAZY = "lazy"  # the text a container keeps for a lazy line (ContainerText): a paragraph's line, however it reads
 
 # Where a line is read, which decides what it can start (see Scanner.block_start).
 TOP = "top"  # between blocks: any block may start
@@ -258,7 +282,7 @@ class Recognisers(NamedTuple):
 
 
 class Region(NamedTuple):
-    """A span no chunk may cut: a fenced block or a table, perhaps inside a list or quote."""
+    """A span no chunk may cut: a fenced or indented code block or a table, perhaps inside a list or quote."""
 
     start: int
     end: int  # just after its last line's ending
@@ -276,57 +300,330 @@ class ListItem(NamedTuple):
 
 
 class Block(NamedTuple):
-    kind: str  # heading, code, table, list, quote, html, rule, indented_code, paragraph
+    kind: str  # heading, code (fenced or indented), table, list, quote, html, rule, paragraph
     first: int  # index of its first line
     last: int  # index just after its last line
     level: int = 0  # heading level
     title: str = ""  # heading title
-    nested: list | tuple = ()  # the Regions of fences and tables inside it
+    nested: list | tuple = ()  # the Regions of code blocks and tables inside it
 
 
 def list_item(text):
-    """The ListItem a line opens, or None."""
+    """The ListItem a line opens, or None.
+
+    Its content starts after the marker and the spaces after it (a tab
+    reaching the next multiple of 4), unless there are 5 columns of them or
+    more, or nothing after them: then one column after the marker, and an
+    item opening with 5 spaces opens with indented code.
+    """
     match = LIST_ITEM.match(text)
     if not match:
         return None
     indent, marker, spaces = match.groups()
-    content = text[match.end():].strip(" \t")  # as in is_blank: a form feed is content
-    width = len(spaces) if 1 <= len(spaces) <= 4 and content else 1
+    start = len(indent) + len(marker)  # where the marker ends, a column too: only spaces before it
+    width = len(spaces) if "\t" not in spaces else len((text[:start] + spaces).expandtabs(4)) - start
+    has_content = bool(text[match.end():].strip(" \t"))  # as in is_blank: a form feed is content
+    if not (has_content and 1 <= width <= 4):
+        width = 1
     ordered = marker[0].isdigit()
-    return tuple.__new__(ListItem, (len(indent) + len(marker) + width, ordered, int(marker[:-1]) if ordered else None,
-                                    bool(content), match.end()))
+    return tuple.__new__(ListItem, (start + width, ordered, int(marker[:-1]) if ordered else None,
+                                    has_content, match.end()))
+
+
+def item_content(text, item):
+    """The content of a list item's first line `text`, its ListItem `item`: from its content column
+    on, tabs made spaces (so an item opening with indented code keeps 4 spaces of them)."""
+    if not item.has_content:
+        return ""
+    return (text.expandtabs(4) if "\t" in text else text)[item.content_column:]
+
+
+def quote_content(text):
+    """The content of a quote's line: after its `>` and the space after it, if any. A tab there
+    gives that space one column of its width, the rest staying indentation, as CommonMark reads it."""
+    after = text.index(">") + 1  # a column too: only spaces before it
+    rest = text[after:]
+    if "\t" in rest:
+        rest = (" " * after + rest).expandtabs(4)[after:]
+    return rest[1:] if rest[:1] == " " else rest
 
 
 def may_nest(texts):
-    """False if no line could hold a fence or a table (no ```, ~~~ or |): nothing to scan again."""
+    """False if no line could hold a fence or a table (no ```, ~~~ or |)."""
     inside = "\n".join(texts)
     return "|" in inside or "```" in inside or "~~~" in inside
 
 
-class ContainerText:
-    """The lines of a list item or quote, read as they come, to know if a lazy line may follow.
+def continues_text(content):
+    """True if `content`, a line of a list's content, is text that a line indented under it may
+    continue (a paragraph's line): a letter or digit first, once the list markers and >s that open
+    it are read. None, for a blank line, is not."""
+    return content is not None and content[CONTAINER_MARKS.match(content).end():][:1].isalnum()
 
-    CommonMark allows a line without the container's indent or `>` only as the
-    continuation of a paragraph: not after a blank line or a heading, and not
-    inside a fence that is still open.
+
+# ---- link reference definitions, which are no paragraph --------------------------
+
+ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")  # ASCII punctuation: what a backslash escapes
+
+
+def definition_lines(texts):
+    """How many of the first lines of a paragraph, `texts`, are link reference definitions.
+
+    `[label]: destination "title"` defines a link and shows nothing: CommonMark
+    takes such definitions off the start of a paragraph, and a paragraph of
+    nothing else is no paragraph, so a setext underline under it is none. A
+    definition may run over several lines (its label, destination and title
+    each on its own), and ends at the end of a line.
+    """
+    text = "\n".join(line.lstrip(" \t") for line in texts) + "\n"  # a paragraph's lines, indent aside
+    position = count = 0
+    while text.startswith("[", position):
+        end = definition_end(text, position)
+        if end is None:
+            break
+        count += text.count("\n", position, end)
+        position = end
+    return count
+
+
+def definition_end(text, start):
+    """Where the link reference definition at text[start] (a `[`) ends, after its line end; None if
+    none is there. `text` is a paragraph's lines, each ending in a line end."""
+    position = start + 1
+    while position < len(text) and text[position] != "]":  # the label: no [ unless escaped
+        if text[position] == "[":
+            return None
+        position += 2 if text[position] == "\\" and text[position + 1: position + 2] in ESCAPABLE else 1
+    label = text[start + 1: position]
+    if position >= len(text) or len(label) > 999 or not label.strip() or text[position + 1: position + 2] != ":":
+        return None
+    position = skip_spaces(text, position + 2)
+    if text.startswith("<", position):  # <a destination>: no line end, no < or > unless escaped
+        position += 1
+        while position < len(text) and text[position] not in "<>\n":
+            position += 2 if text[position] == "\\" and text[position + 1: position + 2] in ESCAPABLE else 1
+        if not text.startswith(">", position):
+            return None
+        position += 1
+    else:  # a destination without spaces or control characters, its parentheses balanced
+        first, depth = position, 0
+        while position < len(text) and text[position] > " " and text[position] != "\x7f":
+            char = text[position]
+            if char == "\\" and text[position + 1: position + 2] in ESCAPABLE:
+                position += 2
+                continue
+            if char == ")" and not depth:
+                break
+            depth += (char == "(") - (char == ")")
+            position += 1
+        if position == first or depth:
+            return None
+    destination_end = position
+    position = skip_spaces(text, position)
+    if position > destination_end and text[position: position + 1] in ("\"", "'", "("):  # a title
+        end = title_end(text, position)
+        end = line_end_after(text, end) if end is not None else None
+        if end is not None:
+            return end
+    return line_end_after(text, destination_end)  # without a title: what followed was no title
+
+
+def title_end(text, start):
+    """The offset after the link title opening at text[start] ("...", '...' or (...)), or None."""
+    closing = ")" if text[start] == "(" else text[start]
+    position = start + 1
+    while position < len(text) and text[position] != closing:
+        if closing == ")" and text[position] == "(":
+            return None
+        position += 2 if text[position] == "\\" and text[position + 1: position + 2] in ESCAPABLE else 1
+    return position + 1 if position < len(text) else None
+
+
+def skip_spaces(text, position):
+    """Past the spaces and tabs at `position`, and at most one line end among them."""
+    while text[position: position + 1] in (" ", "\t"):
+        position += 1
+    if text.startswith("\n", position):
+        position += 1
+        while text[position: position + 1] in (" ", "\t"):
+            position += 1
+    return position
+
+
+def line_end_after(text, position):
+    """The offset after the line end that ends text[position:] if only spaces and tabs come first, else None."""
+    while text[position: position + 1] in (" ", "\t"):
+        position += 1
+    return position + 1 if text.startswith("\n", position) else None
+
+
+# ---- the scanner ------------------------------------------------------------------------
+
+
+def html_ending(text, in_paragraph):
+    """How an HTML block starting with the line `text` ends: the pattern its last line holds, or
+    BLANK_ENDS (a blank line ends it); None if no HTML block starts there (under a paragraph's
+    line, if `in_paragraph`: a lone tag, HTML block 7, starts none there)."""
+    for start, end in HTML_ENDS:
+        if start.match(text):
+            return end
+    if HTML_BLOCK_TAG.match(text) or (not in_paragraph and HTML_LONE_TAG.match(text)):
+        return BLANK_ENDS
+    return None
+
+
+class ContainerText:
+    """The lines of a list item or quote, read as they come: to know if a lazy line may follow,
+    and if any of them must stay whole.
+
+    CommonMark allows a line without the container's indent or `>` (a lazy
+    line) only as the continuation of a paragraph: the block open at the end
+    of the container's lines must be a paragraph, not a fence, indented code,
+    a table or HTML (nor a heading or a rule, which close at once), and inside
+    a container nested in this one, the innermost (a lazy line continues the
+    paragraph of a quote in a list item). So each line is read as the scanner
+    reads it, with Scanner.line_kind, and a container nested in this one by a
+    ContainerText of its own. The outermost keeps the lines, each without the
+    container's prefix, for the scanner to scan again; a lazy line is kept as
+    LAZY, a line the scanner reads as the paragraph's, as it is (the line
+    itself might read as an underline or a table's delimiter row).
     """
 
-    def __init__(self, recognise):
-        self.recognise = recognise
-        self.lines = []
-        self.fence = None  # (char, length) of a fence still open
-        self.in_paragraph = False
+    __slots__ = ("scanner", "depth", "column", "root", "lines", "open", "fence", "html_end", "child", "paragraph",
+                 "protected")
+
+    def __init__(self, scanner, depth, column=None, root=None):
+        self.scanner = scanner
+        self.depth = depth  # how deep its lines are scanned (a container deeper than MAX_NESTING is text)
+        self.column = column  # a list item's content column; None for a quote
+        self.root = root or self  # the outermost ContainerText, which keeps the lines
+        self.lines = []  # the outermost's Lines, each without the container's prefix
+        self.open = None  # the block open at this level: PARAGRAPH, TABLE, "code" (fenced), "indented_code", "html"
+        self.fence = None  # (char, length) of the fence open
+        self.html_end = None  # how the HTML block open ends (html_ending)
+        self.child = None  # a container open inside this one
+        self.paragraph = []  # the lines of the paragraph open
+        self.protected = False  # (the outermost's) a fence, indented code or table somewhere inside
+
+    def innermost(self):
+        inner = self
+        while inner.child is not None:
+            inner = inner.child
+        return inner
+
+    @property
+    def in_paragraph(self):
+        """True if a lazy line may come next: the innermost block open is a paragraph."""
+        return self.innermost().open == PARAGRAPH
+
+    @property
+    def in_fence(self):
+        """True if the innermost block open is a fence (an unclosed fence runs over blank lines)."""
+        return self.innermost().open == "code"
 
     def add(self, start, end, text):
+        """The next line of the outermost container, from `start` to `end`, `text` without its prefix."""
         self.lines.append(tuple.__new__(Line, (start, end, text)))
-        if self.fence is not None:
-            if FENCE_LIKE.match(text) and self.recognise.closes_fence(text, *self.fence):
-                self.fence = None
-            self.in_paragraph = False
+        self.feed(text)
+
+    def add_lazy(self, start, end):
+        """A lazy line: it continues the innermost paragraph (in_paragraph was True)."""
+        self.lines.append(tuple.__new__(Line, (start, end, LAZY)))
+        self.innermost().paragraph.append(LAZY)
+
+    def feed(self, text):
+        """Read the line `text` of this container's content."""
+        child = self.child
+        if child is not None:
+            if child.takes(text):
+                return
+            self.child = None
+        if not text.strip(" \t"):  # blank: it ends a paragraph, a table, HTML 6 and 7
+            if self.open in (PARAGRAPH, TABLE) or self.open == "html" and self.html_end is BLANK_ENDS:
+                self.open = None
             return
-        self.fence = self.recognise.fence_opening(text) if FENCE_LIKE.match(text) else None
-        self.in_paragraph = bool(text.strip(" \t")) and not (  # not blank, nor a fence or heading
-            self.fence or HEADING_LIKE.match(text) and self.recognise.atx_heading(text))
+        kind = self.continued(text)
+        if kind is not None:
+            self.start(kind, text)
+
+    def takes(self, text):
+        """True if the line `text` of the container around this one is this one's (then read)."""
+        if self.column is None:  # a quote: a > first
+            if QUOTE_MARKER.match(text):
+                self.feed(quote_content(text))
+                return True
+        elif not text.strip(" \t"):
+            self.feed("")
+            return True
+        elif indent_of(text) >= self.column:  # an item: indented to its content
+            self.feed(strip_columns(text, self.column))
+            return True
+        if text.strip(" \t") and self.in_paragraph and self.scanner.is_lazy(text):
+            self.innermost().paragraph.append(LAZY)
+            return True
+        return False
+
+    def continued(self, text):
+        """None if the non-blank line `text` continues the block open, else the kind of block it starts."""
+        scanner = self.scanner
+        open_ = self.open
+        if open_ == "code":
+            if FENCE_LIKE.match(text) and scanner.recognise.closes_fence(text, *self.fence):
+                self.open = None
+            return None
+        if open_ == "html":
+            if self.html_end is not BLANK_ENDS and self.html_end.search(text):
+                self.open = None
+            return None
+        if open_ == PARAGRAPH:
+            last = self.paragraph[-1]
+            if "|" in last and scanner.recognise.is_table_start(
+                    [tuple.__new__(Line, (0, 0, last)), tuple.__new__(Line, (0, 0, text))], 0):
+                self.open = TABLE  # the paragraph's last line was a table's header row
+                self.root.protected = True
+                return None
+            if not text[:1].isalpha():  # a letter first: no underline, nor a block the paragraph gives way to
+                if SETEXT_UNDERLINE.match(text) and not self.only_definitions():
+                    self.open = None  # a setext heading
+                    return None
+                kind = scanner.line_kind(text, PARAGRAPH)
+                if kind is not None:
+                    return kind
+            self.paragraph.append(text)
+            return None
+        if open_ == TABLE:
+            return None if text[:1] == "|" or text[:1].isalpha() else scanner.line_kind(text, TABLE)
+        if open_ == "indented_code" and indent_of(text) >= 4:
+            return None
+        return scanner.line_kind(text, TOP)
+
+    def only_definitions(self):
+        """True if the paragraph open is nothing but link reference definitions (then no paragraph)."""
+        paragraph = self.paragraph
+        return paragraph[0].lstrip(" ")[:1] == "[" and definition_lines(paragraph) == len(paragraph)
+
+    def start(self, kind, text):
+        """Open the block of `kind` that the line `text` starts."""
+        self.open = None
+        if kind in ("quote", "list") and self.depth < MAX_NESTING:
+            if kind == "quote":
+                self.child = ContainerText(self.scanner, self.depth + 1, None, self.root)
+                self.child.feed(quote_content(text))
+            else:
+                item = self.scanner.item_of(text)
+                self.child = ContainerText(self.scanner, self.depth + 1, item.content_column, self.root)
+                self.child.feed(item_content(text, item))
+        elif kind in ("code", "indented_code", "table"):
+            self.open = kind
+            self.fence = self.scanner.fence
+            self.root.protected = True
+        elif kind == "html":
+            self.html_end = html_ending(text, False)
+            if self.html_end is BLANK_ENDS or not self.html_end.search(text):
+                self.open = "html"
+        elif kind not in ("heading", "rule"):  # a paragraph (or a container too deep to read)
+            self.open = PARAGRAPH
+            self.paragraph = [text]
 
 
 class Scanner:
@@ -338,6 +635,7 @@ class Scanner:
         self.fence = self.heading = None  # what block_start found, for read_code and read_heading
         self.item = (None, None)  # (text, list_item(text)) of the last line asked, see item_of()
         self.texts = []  # the texts of the lines being scanned (scan sets them)
+        self.blocks = []  # the blocks scan has found so far in those lines
 
     def block_start(self, lines, i, where=TOP):
         """The kind of block that starts at lines[i], or None if the line continues the one open.
@@ -394,14 +692,36 @@ class Scanner:
             return "table"
         return "paragraph" if where == TOP else None
 
+    def line_kind(self, text, where):
+        """block_start for the line `text` alone, with no line after it: a container's lines are read
+        as they come (ContainerText), before the next one is known."""
+        outer = self.texts
+        self.texts = [text]
+        kind = self.block_start([tuple.__new__(Line, (0, len(text), text))], 0, where)
+        self.texts = outer
+        return kind
+
+    def is_lazy(self, text):
+        """True if the line `text`, outside a container's indent or `>`, would continue the paragraph
+        open inside it: a line that starts no block there (a list item, any, ends the container)."""
+        return not self.item_of(text) and self.line_kind(text, PARAGRAPH) is None
+
+    def next_item(self, text):
+        """The ListItem of the line `text` if it opens another item of a list, else None: `- - -` is
+        a thematic break, not an item."""
+        item = self.item_of(text)
+        if item and text[item.marker_end:item.marker_end + 1] in ("-", "*") and THEMATIC_BREAK.match(text):
+            return None
+        return item
+
     def scan(self, lines, depth=0):
         """The blocks of `lines`, in order. Blank lines belong to no block (they join the one before).
 
         `lines` is a list of Lines, or a LineView, whose texts are read without making its Lines.
         """
-        outer = self.texts  # a container's lines are scanned inside the scan of the lines around it
+        outer = self.texts, self.blocks  # a container's lines are scanned inside the scan of the lines around it
         self.texts = texts = lines.texts if isinstance(lines, LineView) else [line.text for line in lines]
-        blocks = []
+        self.blocks = blocks = []
         i = 0
         n = len(lines)
         while i < n:  # the commonest lines first: blank, a paragraph of one line, a heading, a fence
@@ -421,7 +741,7 @@ class Scanner:
             else:
                 blocks.append(self.read[self.block_start(lines, i)](lines, i, depth))
                 i = blocks[-1].last
-        self.texts = outer
+        self.texts, self.blocks = outer
         return blocks
 
     # Each read_<kind> reads the block of that kind starting at lines[i].
@@ -430,7 +750,9 @@ class Scanner:
         """A paragraph, or a setext heading: a line of `===` or `---` under it makes it one.
 
         The underline is tested first, because `---` under text is an
-        underline, not a thematic break.
+        underline, not a thematic break. Link reference definitions opening the
+        paragraph are no part of it (definition_lines): a heading's title is the
+        text after them, and under nothing but definitions, no heading.
         """
         texts = self.texts
         j = i + 1
@@ -446,8 +768,13 @@ class Scanner:
                 continue
             underline = SETEXT_UNDERLINE.match(text)
             if underline:
-                title = " ".join(text.strip() for text in texts[i:j])
-                return Block("heading", i, j + 1, level=1 if underline.group(1)[0] == "=" else 2, title=title)
+                definitions = definition_lines(texts[i:j]) if texts[i].lstrip(" ")[:1] == "[" else 0
+                if definitions < j - i:
+                    if definitions:  # the definitions, a block of their own before the heading
+                        self.blocks.append(Block("paragraph", i, i + definitions))
+                    title = " ".join(text.strip() for text in texts[i + definitions:j])
+                    level = 1 if underline.group(1)[0] == "=" else 2
+                    return Block("heading", i + definitions, j + 1, level=level, title=title)
             if self.block_start(lines, j, PARAGRAPH) is not None:
                 break
             j += 1
@@ -486,13 +813,15 @@ class Scanner:
         return Block("rule", i, i + 1)
 
     def read_indented_code(self, lines, i, depth):
+        """Indented code: lines indented 4 columns or more, and the blank lines between them (not the
+        blank lines after). A "code" block, kept whole as a fence is."""
         texts = self.texts
         j = i + 1
         while j < len(lines) and (is_blank(texts[j]) or indent_of(texts[j]) >= 4):
             j += 1
         while is_blank(texts[j - 1]):
             j -= 1
-        return Block("indented_code", i, j)
+        return Block("code", i, j)
 
     def read_html(self, lines, i, depth):
         return Block("html", i, self.html_block_end(lines, i, in_paragraph=False))
@@ -500,37 +829,38 @@ class Scanner:
     def html_block_end(self, lines, i, in_paragraph):
         """Index after the HTML block starting at lines[i], or None if none starts there."""
         texts = self.texts
-        text = texts[i]
-        for start, end in HTML_ENDS:
-            if start.match(text):
-                j = i
-                while j < len(lines) and not end.search(texts[j]):
-                    j += 1
-                return min(j + 1, len(lines))
-        if HTML_BLOCK_TAG.match(text) or (not in_paragraph and HTML_LONE_TAG.match(text)):
+        end = html_ending(texts[i], in_paragraph)
+        if end is None:
+            return None
+        j = i
+        if end is BLANK_ENDS:
             j = i + 1
             while j < len(lines) and not is_blank(texts[j]):
                 j += 1
             return j
-        return None
+        while j < len(lines) and not end.search(texts[j]):
+            j += 1
+        return min(j + 1, len(lines))
 
     def read_quote(self, lines, i, depth):
         """A block quote: its lines, without the > prefix, are scanned again for what they nest."""
-        inner = ContainerText(self.recognise)
+        inner = ContainerText(self, depth + 1)
         texts = self.texts
+        offsets = lines.offsets if isinstance(lines, LineView) else None
         j = i
-        while j < len(lines):
-            prefix = QUOTE_PREFIX.match(texts[j])
-            if prefix:
-                line = lines[j]
-                inner.add(line.start, line.end, line.text[prefix.end():])
-            elif not is_blank(texts[j]) and inner.in_paragraph and self.block_start(lines, j, PARAGRAPH) is None:
-                line = lines[j]
-                inner.add(line.start, line.end, line.text)
+        n = len(lines)
+        while j < n:
+            text = texts[j]
+            if QUOTE_MARKER.match(text):
+                start, end = (offsets[j], offsets[j + 1]) if offsets else lines[j][:2]
+                inner.add(start, end, quote_content(text))
+            elif text.strip(" \t") and inner.in_paragraph and self.is_lazy(text):
+                start, end = (offsets[j], offsets[j + 1]) if offsets else lines[j][:2]
+                inner.add_lazy(start, end)
             else:
                 break
             j += 1
-        return Block("quote", i, j, nested=self.nested_regions(inner.lines, depth))
+        return Block("quote", i, j, nested=self.nested_regions(inner, depth))
 
     def read_list(self, lines, i, depth):
         """A list: each item's content lines are scanned again for what they nest."""
@@ -542,70 +872,92 @@ class Scanner:
         j = i
         n = len(lines)
         while j < n:
-            inner, j = self.read_item(lines, j)
-            items.append(inner.lines)
-            if j < n and not self.item_of(texts[j]):
+            inner, j = self.read_item(lines, j, depth)
+            items.append(inner)
+            if j < n and not self.next_item(texts[j]):
                 break
-        # Trailing blank lines belong after the list, unless the last item's fence is
-        # still open: an unclosed fence runs to the end of its item, blank lines and all.
-        while inner.fence is None and items[-1][-1].text == "" and is_blank(texts[j - 1]):
-            items[-1].pop()
+        # Trailing blank lines belong after the list, unless a fence is still open at the end of the
+        # last item: an unclosed fence runs to the end of its item, blank lines and all.
+        last = inner.lines
+        while not inner.in_fence and last[-1].text == "" and is_blank(texts[j - 1]):
+            last.pop()
             j -= 1
-        if not may_nest(texts[i:j]):  # no item can hold a fence or a table
-            return Block("list", i, j)
-        return Block("list", i, j, nested=[region for item in items for region in self.nested_regions(item, depth)])
+        return Block("list", i, j, nested=[region for inner in items for region in self.nested_regions(inner, depth)])
 
     def simple_list_end(self, lines, i):
         """Where a list ends, as read_list would find, if it is simple, as most are: items and
-        the lines indented under them, with no fence and no lazy line. Else None."""
+        the lines indented under them, with no fence, no lazy line and no indented code. Else None.
+
+        Indented code is 4 columns deeper than its item's content, and cannot
+        continue a paragraph: a line indented that far under a blank line, or
+        under a line that is not text (continues_text), or an item with 5
+        spaces or more after its marker, may open some, and is left to
+        read_list to read item by item.
+        """
+        texts = self.texts
         column = 0  # the content column of the item being read
         end = i  # after its last line
+        previous = None  # the content of the line before; None after a blank line
         for j in range(i, len(lines)):
-            text = self.texts[j]
+            text = texts[j]
             if not text.strip(" \t"):  # blank
+                previous = None
                 continue
             if column and indent_of(text) >= column:  # the item goes on
                 content = strip_columns(text, column)
+                if content[:4] == "    " and not continues_text(previous):
+                    return None
             elif item := self.item_of(text):  # the next item
-                column, content = item.content_column, text[item.marker_end:]
+                column = item.content_column
+                content = text[column:] if "\t" not in text else item_content(text, item)  # item_content, inline
+                if content[:1] in ("-", "*") and THEMATIC_BREAK.match(text):  # "- - -": a rule, ending the list
+                    return end
+                if content[:1] == " " and item.has_content:  # 5 spaces after the marker: it opens with code
+                    return None
             else:
                 return None if j == end else end  # a lazy line, or after a blank line: the list's end
             if FENCE_LIKE.match(content) and self.recognise.fence_opening(content):
                 return None
+            if "     " in content and WIDE_MARKER.search(content.lstrip(" ")):  # code in a nested item or quote
+                return None
+            previous = content
             end = j + 1
         return end
 
-    def read_item(self, lines, i):
+    def read_item(self, lines, i, depth):
         """(the ContainerText of the list item starting at lines[i], the index after it)."""
-        inner = ContainerText(self.recognise)  # each item is a container of its own
+        inner = ContainerText(self, depth + 1)  # each item is a container of its own
+        texts = self.texts
+        offsets = lines.offsets if isinstance(lines, LineView) else None
         first = lines[i]
         item = self.item_of(first.text)
         column = item.content_column
-        inner.add(first.start, first.end, first.text[item.marker_end:])
+        inner.add(first.start, first.end, item_content(first.text, item))
         j = i + 1
         n = len(lines)
         while j < n:
-            line = lines[j]
-            if not line.text.strip(" \t"):  # blank
-                inner.add(line.start, line.end, "")
-            elif indent_of(line.text) >= column:
-                inner.add(line.start, line.end, strip_columns(line.text, column))
-            elif (inner.in_paragraph and not self.item_of(self.texts[j])  # an item ends this one
-                  and self.block_start(lines, j, PARAGRAPH) is None):
-                inner.add(line.start, line.end, line.text)  # a lazy line
+            text = texts[j]
+            start, end = (offsets[j], offsets[j + 1]) if offsets else lines[j][:2]
+            if not text.strip(" \t"):  # blank
+                inner.add(start, end, "")
+            elif indent_of(text) >= column:
+                inner.add(start, end, strip_columns(text, column))
+            elif inner.in_paragraph and self.is_lazy(text):
+                inner.add_lazy(start, end)
             else:
                 break
             j += 1
         return inner, j
 
-    def nested_regions(self, inner_lines, depth):
-        """The Regions of the fences and tables inside a container's lines."""
-        if depth >= MAX_NESTING or not may_nest([line.text for line in inner_lines]):
+    def nested_regions(self, inner, depth):
+        """The Regions of the code blocks and tables inside a container's lines (a ContainerText)."""
+        if depth >= MAX_NESTING or not inner.protected:
             return []
+        lines = inner.lines
         regions = []
-        for block in self.scan(inner_lines, depth + 1):
+        for block in self.scan(lines, depth + 1):
             if block.kind in PROTECTED:
-                regions.append(Region(inner_lines[block.first].start, inner_lines[block.last - 1].end, block.kind))
+                regions.append(Region(lines[block.first].start, lines[block.last - 1].end, block.kind))
             regions += block.nested
         return regions
 
@@ -618,7 +970,7 @@ READERS = {kind: getattr(Scanner, f"read_{kind}") for kind in  # what Scanner.sc
 
 
 def protected_regions(lines, blocks):
-    """The sorted, disjoint Regions of the fences and tables among `blocks` and nested in them."""
+    """The sorted, disjoint Regions of the code blocks and tables among `blocks` and nested in them."""
     if isinstance(lines, LineView):
         offsets = lines.offsets  # line k runs from offsets[k] to offsets[k + 1]
         regions = [tuple.__new__(Region, (offsets[b.first], offsets[b.last], b.kind))
@@ -664,13 +1016,25 @@ TABLE_BLOCK = re.compile(
     r"(?:[^\n]*\S[^\n]*(?:\n|\Z))*", re.M)
 
 
+KEEP_LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")  # a list item's first line
+KEEP_RULE = re.compile(r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")  # a thematic break
+KEEP_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")  # an ATX heading
+KEEP_RAW_HTML = [  # HTML that a blank line does not end: (its first line, its last line)
+    (re.compile(r" {0,3}<!--"), re.compile(r"-->")),
+    (re.compile(r" {0,3}<(?:pre|script|style|textarea)(?:[ \t>]|$)", re.I),
+     re.compile(r"</(?:pre|script|style|textarea)>", re.I)),
+]
+KEEP_LINE = re.compile(r"[^\n]*\n|[^\n]+$")  # a line of a text with LF line ends, its end included
+
+
 def regions_to_keep_whole(text):
-    """(start, end) of a page's fenced blocks and tables, found with whole-text patterns.
+    """(start, end) of a page's fenced blocks, tables and indented code, found with patterns and a
+    line-by-line reading of their own.
 
     This is deliberately separate code from the Scanner, so that the check
     below is not the chunker grading its own homework. It handles top-level
-    fences and tables, with any line ends, which is what the lab's pages hold;
-    the tricky documents name their nested ones.
+    fences, tables and indented code, with any line ends, which is what the
+    lab's pages hold; the tricky documents name their nested ones.
     """
     text = text.replace("\r\n", " \n").replace("\r", "\n")  # LF ends, every character in place
     fences = [m.span() for m in FENCE_BLOCK.finditer(text)]
@@ -678,7 +1042,58 @@ def regions_to_keep_whole(text):
     for match in TABLE_BLOCK.finditer(text):
         if not any(start <= match.start() < end for start, end in fences):
             tables.append(match.span())
-    return sorted(fences + tables)
+    return sorted(fences + tables + indented_code_spans(text, fences + tables))
+
+
+def indented_code_spans(text, skipped):
+    """(start, end) of the top-level indented code blocks of `text` (LF line ends), outside the
+    `skipped` spans (its fences and tables) and any front matter.
+
+    Indented code is a run of lines indented 4 columns or more, blank lines
+    among them, under a blank line, a heading, a rule, a fence, a table or
+    nothing: a line indented under a paragraph's line only continues it. It ends at its last indented line. A
+    list's lines are passed over, blank lines and all (an indented line there
+    belongs to an item), and so is HTML that a blank line does not end.
+    """
+    spans, code = [], None  # code: (start, end) of the block being read
+    before = "start"  # the line before: start, blank, text, or closed (a heading, rule, fence or table)
+    in_list = False
+    html_end = None  # what ends the HTML block being passed over
+    position = front_matter(text)[1]
+    for match in KEEP_LINE.finditer(text, position):
+        start, position = match.span()
+        body = match.group().rstrip("\n")
+        if any(s <= start < e for s, e in skipped):  # a fence or table, which a line cannot continue
+            spans += [code] if code is not None else []
+            in_list = in_list and not (before == "blank" and not body[:1].isspace())
+            code, before = None, "closed"
+            continue
+        blank = not body.strip(" \t")
+        indented = not blank and len(body.expandtabs(4)) - len(body.expandtabs(4).lstrip(" ")) >= 4
+        if html_end is not None:
+            if html_end.search(body):
+                html_end = None
+            continue
+        if code is not None and (blank or indented):
+            if indented:
+                code = (code[0], position)
+            continue
+        if code is not None:
+            spans.append(code)
+            code = None
+        if indented and before != "text" and not in_list:
+            code = (start, position)
+            continue
+        if not blank and not indented:
+            if KEEP_LIST_ITEM.match(body) and not KEEP_RULE.match(body):
+                in_list = True
+            elif before == "blank" and not body[:1].isspace():  # after a blank line, unindented: out of it
+                in_list = False
+        for opening, end in KEEP_RAW_HTML:
+            if not blank and (html := opening.match(body)) and not end.search(body, html.end()):
+                html_end = end
+        before = "blank" if blank else "closed" if KEEP_HEADING.match(body) or KEEP_RULE.match(body) else "text"
+    return spans + ([code] if code is not None else [])
 
 
 def cut_regions(chunks, regions):

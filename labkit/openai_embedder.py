@@ -1,10 +1,15 @@
 """The "openai" embedder behind academy_llm.embed: any server that speaks the OpenAI embeddings API.
 
-OpenAI itself, or a local server (Ollama, vLLM, llama.cpp's server, text-embeddings-inference)
-through OPENAI_BASE_URL. Every vector is kept in an sqlite cache, so only texts it has never
-embedded are sent (and billed), and a warm cache works offline and without a key. Before
-sending, the cost of what is missing is estimated, and a run that would cost more than
-ACADEMY_MAX_COST stops there.
+OpenAI itself, another remote endpoint (Azure OpenAI, a gateway, a hosted server), or a local
+server (Ollama, vLLM, llama.cpp's server, text-embeddings-inference) through OPENAI_BASE_URL.
+Every vector is kept in an sqlite cache, so only texts it has never embedded are sent (and
+billed), and a warm cache works offline and without a key. Before sending, the cost of what is
+missing is estimated, and a run that would cost more than ACADEMY_MAX_COST stops there.
+
+What a text costs depends on where it goes (see is_local_url and Settings.price_per_million):
+a server on the learner's own machine or network costs 0; any other endpoint, OpenAI's or not,
+is priced by its model, and a model this file has no price for at the dearest price it has
+(ACADEMY_OPENAI_PRICE sets the price instead).
 
 Settings, from the environment:
     OPENAI_API_KEY             the key (a local server gets a placeholder when it is not set)
@@ -12,6 +17,8 @@ Settings, from the environment:
     ACADEMY_OPENAI_MODEL       default text-embedding-3-small
     ACADEMY_OPENAI_DIMENSIONS  optional: shorter vectors (text-embedding-3-* only)
     ACADEMY_OPENAI_TIMEOUT     seconds to wait for one request (default 120)
+    ACADEMY_OPENAI_PRICE       optional: USD per million tokens, for any endpoint (say, an Azure
+                               deployment, whose model name is the deployment's)
     ACADEMY_CACHE_DIR          the cache's folder (default: the user's cache folder)
     ACADEMY_MAX_COST           dollars a process may send without asking (default 0.05)
 
@@ -21,6 +28,7 @@ The `openai` package is imported only when a request is sent.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import sqlite3
 import sys
@@ -33,11 +41,22 @@ import numpy as np
 
 DEFAULT_MODEL = "text-embedding-3-small"
 OPENAI_URL = "https://api.openai.com/v1"
-# USD per million input tokens, OpenAI's list prices as of PRICES_AS_OF. A model not listed
-# is estimated at the dearest price here; a server other than api.openai.com costs nothing.
+# USD per million input tokens, OpenAI's list prices as of PRICES_AS_OF, for any endpoint that
+# is not local (is_local_url): Azure OpenAI and most gateways bill these models at these prices.
+# A model not listed is estimated at the dearest price here (DEAREST_MODEL), never at 0: the
+# cost stop must hold on an endpoint whose prices it does not know.
 PRICES_AS_OF = "2026-11"
 PRICE_PER_MILLION_TOKENS = {"text-embedding-3-small": 0.02, "text-embedding-3-large": 0.13,
                             "text-embedding-ada-002": 0.10}
+DEAREST_MODEL = max(PRICE_PER_MILLION_TOKENS, key=PRICE_PER_MILLION_TOKENS.get)
+# Where a server is on the learner's own machine or network: loopback, the private ranges, link-local.
+LOCAL_NETWORKS = tuple(ipaddress.ip_network(network) for network in (
+    "127.0.0.0/8", "::1/128",  # loopback
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7",  # private
+    "169.254.0.0/16", "fe80::/10",  # link-local
+    "0.0.0.0/32", "::/128",  # "this host": a connection to it reaches the machine itself
+))
+LOCAL_NAME_SUFFIXES = (".local", ".localhost")  # mDNS names on the local network; names of this machine
 DEFAULT_MAX_COST = 0.05  # dollars
 DEFAULT_TIMEOUT = 120.0  # seconds
 
@@ -80,17 +99,38 @@ class Settings:
     timeout: float
     cache_path: Path
     max_cost: float
+    price: float | None = None  # ACADEMY_OPENAI_PRICE, if set
 
     @property
     def is_openai(self) -> bool:
-        """True for OpenAI's own servers, which bill; a local server costs nothing."""
+        """True for OpenAI's own servers, which want a real key."""
         return (urlparse(self.base_url).hostname or "").lower() == "api.openai.com"
 
     @property
+    def is_local(self) -> bool:
+        """True for a server on the learner's own machine or network (is_local_url), which costs nothing."""
+        return is_local_url(self.base_url)
+
+    @property
+    def is_known_model(self) -> bool:
+        return self.model in PRICE_PER_MILLION_TOKENS
+
+    @property
     def price_per_million(self) -> float:
-        if not self.is_openai:
+        """USD per million tokens: ACADEMY_OPENAI_PRICE if set; else 0 on a local server; else the
+        model's list price, or for a model without one the dearest price known (DEAREST_MODEL's)."""
+        if self.price is not None:
+            return self.price
+        if self.is_local:
             return 0.0
-        return PRICE_PER_MILLION_TOKENS.get(self.model, max(PRICE_PER_MILLION_TOKENS.values()))
+        return PRICE_PER_MILLION_TOKENS.get(self.model, PRICE_PER_MILLION_TOKENS[DEAREST_MODEL])
+
+    def price_basis(self) -> str:
+        """How the price was chosen, when it is a guess: ' (no price known for it: priced as ...)', else ''."""
+        if self.price is not None or self.is_local or self.is_known_model:
+            return ""
+        return (f" (no price known for it: priced as {DEAREST_MODEL}, the dearest known; "
+                f"set ACADEMY_OPENAI_PRICE to its USD per million tokens)")
 
     def describe(self) -> str:
         """'text-embedding-3-small at https://api.openai.com/v1', with the dimensions if set."""
@@ -110,6 +150,29 @@ def _number(name: str, default, kind=float, least: float = 0.0):
         raise EmbeddingError(f"{name}={value!r} is not a {'whole ' if kind is int else ''}number "
                              f"of at least {least:g}; set it to one, or unset it")
     return number
+
+
+def is_local_url(url: str) -> bool:
+    """True if the server at `url` is on the learner's own machine or network, so costs nothing.
+
+    Decided from the host of the URL as written, without resolving it (nothing is looked up
+    to price a text): local are the name `localhost`, names ending in `.localhost` or `.local`,
+    and literal IP addresses in LOCAL_NETWORKS: loopback (127.0.0.0/8, ::1), the private ranges
+    (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16, fe80::/10) and the
+    unspecified 0.0.0.0 and ::, which reach this machine; an IPv4 address written as IPv6
+    (::ffff:10.0.0.1) counts as its IPv4 one. Any other name, even one that resolves to
+    127.0.0.1, or that a company's DNS keeps inside its network, is remote and priced.
+    """
+    host = (urlparse(url).hostname or "").lower().rstrip(".")
+    if host == "localhost" or host.endswith(LOCAL_NAME_SUFFIXES):
+        return True
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])  # an IPv6 zone ("fe80::1%eth0") aside
+    except ValueError:
+        return False  # a name (or nothing): not resolved, so remote
+    if address.version == 6 and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return any(address in network for network in LOCAL_NETWORKS if network.version == address.version)
 
 
 def default_cache_dir() -> Path:
@@ -136,6 +199,7 @@ def settings(model: str | None = None) -> Settings:
         timeout=_number("ACADEMY_OPENAI_TIMEOUT", DEFAULT_TIMEOUT, float, 0.001),
         cache_path=(Path(cache_dir).expanduser() if cache_dir else default_cache_dir()) / "embeddings.sqlite",
         max_cost=_number("ACADEMY_MAX_COST", DEFAULT_MAX_COST),
+        price=_number("ACADEMY_OPENAI_PRICE", None),
     )
 
 
@@ -253,10 +317,12 @@ def _missing(texts, setting: Settings, cache: Cache) -> tuple[dict, dict]:
 
 
 def cost(texts, model: str | None = None) -> float:
-    """Estimated USD to embed the texts the cache does not hold yet (0 on a local server).
+    """Estimated USD to embed the texts the cache does not hold yet, at OPENAI_BASE_URL.
 
-    `model` is an OpenAI model's name, or "openai" (or None) for $ACADEMY_OPENAI_MODEL;
-    the names of the offline embedders cost 0.
+    `model` is a model's name, or "openai" (or None) for $ACADEMY_OPENAI_MODEL; the names of
+    the offline embedders cost 0. A server on the learner's machine or network costs 0, any
+    other endpoint its model's price (an unknown model's: the dearest known): see
+    Settings.price_per_million and is_local_url.
     """
     from academy_llm import count_tokens
 
@@ -286,9 +352,9 @@ def _check_cost(texts: list[str], tokens: list[int], setting: Settings) -> float
     if _sent_dollars + dollars > setting.max_cost:
         so_far = f" after ${_sent_dollars:.4f} already sent" if _sent_dollars else ""
         raise CostLimitError(
-            f"embedding {len(texts):,} texts ({sum(tokens):,} tokens) with {setting.model} would cost about "
-            f"${dollars:.4f}{so_far}, over ACADEMY_MAX_COST=${setting.max_cost:g}; nothing was sent. To go on, "
-            f"raise it (ACADEMY_MAX_COST={max(2 * (_sent_dollars + dollars), 0.01):.2f})")
+            f"embedding {len(texts):,} texts ({sum(tokens):,} tokens) with {setting.model}{setting.price_basis()} "
+            f"would cost about ${dollars:.4f}{so_far}, over ACADEMY_MAX_COST=${setting.max_cost:g}; nothing was "
+            f"sent. To go on, raise it (ACADEMY_MAX_COST={max(2 * (_sent_dollars + dollars), 0.01):.2f})")
     return dollars
 
 

@@ -9,11 +9,12 @@
 #
 # This lab chunks structure first, size second:
 #
-# 1. find the **blocks**: headings, fenced code, tables, lists, paragraphs...;
+# 1. find the **blocks**: headings, code (fenced or indented), tables, lists,
+#    paragraphs...;
 # 2. group blocks into **sections**, each with its heading path, such as
 #    `("Install", "On Linux")`;
 # 3. pack each section's blocks up to the budget with rag5's machinery, never
-#    cutting inside a fenced block or a table. One that alone is over budget
+#    cutting inside a code block or a table. One that alone is over budget
 #    becomes its own chunk, flagged `oversize`;
 # 4. keep the **front matter** (the `---` block of metadata at the top of many
 #    documentation pages) as a chunk of its own.
@@ -23,8 +24,9 @@
 # (`enter_section`), the packing of a section (`chunk_section`) and the entry
 # point (`markdown_chunks`). The rest is given, for you to read:
 # `labkit/markdown.py` reads Markdown's other blocks (lists, quotes, HTML,
-# setext headings) with your four rules, and `labkit/markdown_chunking.py`
-# joins your functions (sections, big blocks cut at seams, overlap).
+# setext headings, code indented 4 spaces) with your four rules, and
+# `labkit/markdown_chunking.py` joins your functions (sections, big blocks cut
+# at seams, overlap).
 
 
 # %%
@@ -171,8 +173,8 @@ def enter_section(path, level, title):
 # ## 3. Packing a section without cutting what must stay whole
 #
 # Within a section, each block is a piece if it fits the budget. A paragraph,
-# list or quote too big is split at rag5's seams, never inside a fence or table
-# nested in it. A fenced block or table too big stays whole, a chunk of its
+# list or quote too big is split at rag5's seams, never inside a code block or
+# table nested in it. A code block or table too big stays whole, a chunk of its
 # own flagged `oversize`: cut between rows, every chunk after the first would
 # lose the header row that names its columns (rag7 cuts tables into rows that
 # keep it). A heading never ends a chunk: it is glued to the piece after it.
@@ -270,11 +272,13 @@ def section_chunks(text, section, max_tokens, overlap, index, regions):
 # documents that use the others (`TRICKY_MARKDOWN` in `labkit/markdown.py`):
 # tilde fences and fences of four backticks, fences and tables inside lists
 # and quotes, tables without outer pipes, setext headings, front matter, a
-# fence never closed; each with `\n`, `\r\n` and lone `\r` line ends, at budgets
-# from 4 tokens up, with and without overlap, beside the course's
-# `TRICKY_TEXTS`. Each names, by hand, the blocks that must stay whole and the
-# heading paths some lines must carry: the checks never ask your code. The
-# first input that goes wrong is shown with the call that reproduces it.
+# fence never closed, code indented with spaces or tabs (and an indented line
+# that only continues a paragraph), link definitions over an underline; each
+# with `\n`, `\r\n` and lone `\r` line ends, at budgets from 4 tokens up, with
+# and without overlap, beside the course's `TRICKY_TEXTS`. Each names, by hand,
+# the blocks that must stay whole and the heading paths some lines must carry:
+# the checks never ask your code. The first input that goes wrong is shown with
+# the call that reproduces it.
 #
 # The scanner asks a rule only about the lines it could be true of (atx_heading
 # about a line starting with `#`, say), so a rule can be wrong on every other
@@ -344,16 +348,16 @@ def main():
     checks.check_chunks(  # the budget check skips the chunks flagged oversize
         "nothing lost, every chunk an exact slice within budget", [(page, chunks)], MAX_TOKENS)
     oversize = [c for c in chunks if c.oversize]
-    checks.check("only a fenced block or table alone is oversize", all(c.kind in PROTECTED for c in oversize),
+    checks.check("only a code block or table alone is oversize", all(c.kind in PROTECTED for c in oversize),
                  f"{len(oversize)} oversize chunk(s)")
     cut = set(cut_regions(chunks, regions))  # each block once, however many edges fall in it, as in step 3
-    checks.check("no fenced block or table is cut (checked by separate code)", not cut, f"{len(cut)} cut")
+    checks.check("no code block or table is cut (checked by separate code)", not cut, f"{len(cut)} cut")
     checks.check("the top result holds the answer", top.start <= answer_start and answer_end <= top.end,
                  f"answer at [{answer_start}, {answer_end})")
     checks.check_cases("your rules, on lines worked out by hand", rule_cases())
     checks.check_cases("your rules on every line of the tricky documents, as a CommonMark parser reads it",
                        every_line_cases(Recognisers(fence_opening, closes_fence, atx_heading, is_table_start)))
-    checks.check_cases("tricky Markdown: lossless, in budget, fences and tables whole, heading paths right",
+    checks.check_cases("tricky Markdown: lossless, in budget, code and tables whole, heading paths right",
                        markdown_cases(markdown_chunks)
                        + tricky_cases(markdown_chunks, check_markdown_chunks, WIDE_PIECE_SETTINGS, WIDE_PIECE_TEXTS))
     # Last, the public grading tests (tests/grading/test_rag6.py), run on your functions as the

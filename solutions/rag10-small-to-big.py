@@ -33,7 +33,8 @@ from typing import NamedTuple
 import numpy as np
 
 from academy_llm import (
-    corpus_pages, corpus_questions, count_tokens, embed, embedder_name, make_chunk, token_positions,
+    corpus_pages, corpus_questions, count_tokens, describe_embedder, embed, embedder_name, make_chunk,
+    token_positions,
 )
 from labkit import Case, Invariants, load_lab, returns, run_lab
 
@@ -209,12 +210,14 @@ def parents_of(text, title, index):
 # its table's column names, a piece of code with the paragraph that
 # introduces it), so that a bare row still says what it is about. Each parent
 # is one more unit of its own, matched as a whole: a question about a whole
-# passage should find it, not one sentence of it. Its vector is the mean of
-# its units' vectors, weighted by their tokens: wordllama embeds a text as
-# the mean of its tokens' vectors, so that is nearly the parent's own
-# embedding, and the pages are embedded once, as rag7 embeds them, not twice.
-# All units of all pages go into one matrix: scoring them for every question
-# at once is one matrix product.
+# passage should find it, not one sentence of it. With wordllama, the
+# default, its vector is the mean of its units' vectors, weighted by their
+# tokens: wordllama embeds a text as the mean of its tokens' vectors, so that
+# is nearly the parent's own embedding, and the pages are embedded once, as
+# rag7 embeds them, not twice. Any other embedder (a real model behind
+# "openai") is no such mean, so it embeds each parent whole, itself. All
+# units of all pages go into one matrix: scoring them for every question at
+# once is one matrix product.
 #
 # A sentence, or a short paragraph, has no context of its own: "It expires
 # after 24 hours." matches a question about any token, any certificate. So it
@@ -247,7 +250,7 @@ class Index:
 
 def build_index(pages, title=TITLE, embedder=None):
     """The Index of `pages` ({doc_id: text}), built once per set of pages, title and embedder."""
-    key = (tuple(sorted(pages.items())), title, embedder_name(embedder))
+    key = (tuple(sorted(pages.items())), title, describe_embedder(embedder))  # openai: its model and server too
     if key not in INDEXES:
         parents, units, parent_of, sizes = [], [], [], []
         for doc_id, text in pages.items():
@@ -273,12 +276,17 @@ def build_index(pages, title=TITLE, embedder=None):
 
 
 def unit_vectors(texts, parent_of, sizes, parents, embedder):
-    """The units' vectors, then a vector per parent: the mean of its units' vectors, weighted by their tokens.
+    """The units' vectors, then a vector per parent.
 
-    A mean-pooling embedder such as wordllama embeds a parent as the mean of its tokens' vectors,
-    which is nearly this, so the corpus is embedded once, as rag7 embeds it, not twice. A parent
-    without units (a page's front matter) is embedded on its own.
+    A mean-pooling embedder (MEAN_POOLING: wordllama) embeds a parent as the mean of its tokens'
+    vectors, so a parent's vector is the mean of its units' vectors, weighted by their tokens:
+    nearly its own embedding, and the corpus is embedded once, as rag7 embeds it, not twice. A
+    parent without units (a page's front matter) is embedded on its own. Any other embedder
+    embeds every parent whole: a mean of a real model's vectors is not what it makes of the parent.
     """
+    if embedder_name(embedder) not in MEAN_POOLING:
+        everything = texts + [chunk.embedding_text for _, chunk in parents]
+        return embed(everything, embedder) if everything else np.zeros((0, 1))
     if not texts:
         return embed([chunk.embedding_text for _, chunk in parents], embedder) if parents else np.zeros((0, 1))
     vectors = embed(texts, embedder)
@@ -301,6 +309,7 @@ def unit_scores(index, question_vectors):
 
 
 INDEXES = {}
+MEAN_POOLING = ("wordllama",)  # the embedders whose vector of a text is the mean of its tokens' vectors
 WITH_PARENT = ("sentence", "paragraph")  # the kinds of unit scored with their parent: they carry no context
 
 # %% [markdown]
@@ -494,7 +503,8 @@ def step_compare(questions, found):
     """Recall within the budget by kind: the three baselines and rag10. Returns every method's hits."""
     hits = {strategy: baseline_hits(strategy, questions) for strategy in BASELINES}
     hits["rag10"] = found
-    print(f"2. Recall within {BUDGET_TOKENS:,} retrieved tokens, by kind ({len(questions)} test questions)")
+    print(f"2. Recall within {BUDGET_TOKENS:,} retrieved tokens, by kind ({len(questions)} test questions, "
+          f"{describe_embedder()})")
     print(f"   {'method':<21} " + " ".join(f"{kind[:10]:>10}" for kind in rag8.KINDS))
     for method, per_question in hits.items():
         scores = {}
@@ -671,6 +681,8 @@ def no_overlaps(results):
 
 
 def main():
+    if embedder_name() != "wordllama":  # not the default: say which, before it is used
+        print(f"Embedder: {describe_embedder()} (ACADEMY_EMBEDDER), for the units, the parents and the baselines\n")
     print("0. The three functions, checked first on cases worked out by hand")
     checks = Invariants("rag10")
     cases = (("parent_index", PARENT_CASES), ("best_parents", BEST_CASES), ("assemble", ASSEMBLE_CASES))
@@ -687,8 +699,9 @@ def main():
         kinds[unit.kind] = kinds.get(unit.kind, 0) + 1
     parents = kinds.pop("parent", 0)  # the parents are matched as wholes too, after the small units
     plural = {"code": "code blocks"}
+    pooled = "their vectors pooled from their units'" if embedder_name() in MEAN_POOLING else "each embedded whole"
     print(f"\n1. {len(pages)} pages: {len(index.parents)} parents (rag7, {PARENT_TOKENS} tokens, no overlap), "
-          f"{len(index.units) - parents} small units, and the parents matched whole too")
+          f"{len(index.units) - parents} small units, and the parents matched whole too ({pooled})")
     print("   " + ", ".join(f"{count} {plural.get(kind, kind + 's')}"
                            for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])))
     found = search(pages, [q["question"] for q in questions])

@@ -17,9 +17,15 @@ every request once the list is empty. They are:
     "drop"   the connection closed with no answer
     "short"  one vector fewer than texts sent
 
-Run as a script it serves until stopped, and prints its URL:
+`server.texts_sent` lists every text it was sent, in order, and `server.environment(cache)`
+is what a learner sets to use it, so a test can run a whole lab against it and check that
+every text the lab embedded was sent here (tests/test_openai_embedder.py, for rag9 and rag10).
+
+Run as a script it serves until stopped, and prints its URL and the settings to use it:
 
     python tests/embedding_server.py [--port 8765]
+    ACADEMY_EMBEDDER=openai OPENAI_BASE_URL=http://127.0.0.1:8765/v1 OPENAI_API_KEY=test \
+        python solutions/rag9-semantic-chunking.py
 """
 
 from __future__ import annotations
@@ -111,6 +117,11 @@ class EmbeddingServer:
         self.httpd.owner = self
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
+    def environment(self, cache_dir) -> dict:
+        """The settings of a learner pointing the openai embedder at this server, with its cache in `cache_dir`."""
+        return {"ACADEMY_EMBEDDER": "openai", "OPENAI_BASE_URL": self.url, "OPENAI_API_KEY": self.key,
+                "ACADEMY_CACHE_DIR": str(cache_dir)}
+
     def start(self) -> EmbeddingServer:
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
@@ -130,6 +141,8 @@ if __name__ == "__main__":
     arguments = parser.parse_args()
     running = EmbeddingServer(arguments.key, arguments.port).start()
     print(running.url, flush=True)
+    settings = {name: value for name, value in running.environment("").items() if name != "ACADEMY_CACHE_DIR"}
+    print(" ".join(f"{name}={value}" for name, value in settings.items()), flush=True)
     try:
         running.thread.join()
     except KeyboardInterrupt:

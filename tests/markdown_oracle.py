@@ -6,8 +6,9 @@ of lines. A chunk boundary strictly inside such a range cuts it. This is
 independent of the course's own line scanner, which it judges.
 
 Indented code blocks (CommonMark's `code_block` tokens) are reported apart,
-by indented_code_regions and indented_code_cuts: the course's chunkers do not
-yet keep them whole, so they are no part of protected_regions and cuts.
+by indented_code_regions and indented_code_cuts, so that a report can count
+them on their own (rag5 cuts them, and knows nothing of Markdown); the grading
+checks ask for both, since rag6 keeps indented code whole as it keeps fences.
 """
 
 import functools

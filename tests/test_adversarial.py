@@ -15,7 +15,7 @@ from adversarial_texts import FIXTURES
 from hypothesis import given
 from hypothesis import strategies as st
 from text_strategies import any_text, markdown_text
-from markdown_oracle import cuts
+from markdown_oracle import cuts, indented_code_cuts
 
 from academy_llm import (
     check_budget,
@@ -132,6 +132,7 @@ def assert_correct(chunker, text, chunks, budget):
         assert all(chunk.start in cut_points and chunk.end in cut_points for chunk in chunks)
     if chunker in ("markdown_chunks", "header_chunks"):
         assert not cuts(text, chunks), "a fence or table is cut"
+        assert not indented_code_cuts(text, chunks), "an indented code block is cut"
     if chunker == "table_rows":  # tables are cut between rows, by design; fences never
         assert all(kind == "table_open" for kind, *_ in cuts(text, chunks)), "a fence is cut"
 

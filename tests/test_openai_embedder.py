@@ -3,13 +3,19 @@
 The server (embedding_server.py) speaks POST /v1/embeddings with deterministic vectors,
 counts requests, and answers with the faults a test orders: 429 and 500 with Retry-After,
 401, 404, a slow answer, a dropped connection, a short answer. Every test has a cache of
-its own (ACADEMY_CACHE_DIR in tmp_path).
+its own (ACADEMY_CACHE_DIR in tmp_path). What a text costs is decided from the URL alone,
+local or remote, never from the network; and the labs, run with ACADEMY_EMBEDDER=openai,
+send every text they embed to the server, with wordllama made unimportable.
 """
 
+import hashlib
+import json
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -41,11 +47,15 @@ def cache_dir(tmp_path):
 
 @pytest.fixture
 def env(server, cache_dir, monkeypatch):
-    """The environment of a learner pointing the openai embedder at the test server."""
+    """The environment of a learner pointing the openai embedder at the test server.
+
+    Set in a copy of os.environ that this process reads and no child inherits: the labs other
+    tests run beside this one (started early, in threads) must not run with these settings.
+    """
+    monkeypatch.setattr(os, "environ", dict(os.environ))
     for name in ("ACADEMY_OPENAI_MODEL", "ACADEMY_OPENAI_DIMENSIONS", "ACADEMY_OPENAI_TIMEOUT", "ACADEMY_MAX_COST"):
         monkeypatch.delenv(name, raising=False)
-    values = {"OPENAI_API_KEY": "test", "OPENAI_BASE_URL": server.url, "ACADEMY_EMBEDDER": "openai",
-              "ACADEMY_CACHE_DIR": str(cache_dir)}
+    values = server.environment(cache_dir)
     for name, value in values.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(openai_embedder, "BACKOFF_SECONDS", 0.01)
@@ -187,6 +197,78 @@ def test_cost_is_estimated_for_misses_and_a_dear_run_stops_before_sending(server
     assert len(server.requests) == 1
 
 
+LOCAL_URLS = [
+    "http://localhost:11434/v1", "http://LOCALHOST./v1", "http://embed.localhost:8080/v1", "http://gpu-box.local/v1",
+    "http://127.0.0.1:8000/v1", "http://127.8.9.10/v1", "http://[::1]:8080/v1", "http://0.0.0.0:11434/v1",
+    "http://10.1.2.3/v1", "http://172.16.0.1/v1", "http://172.31.255.254/v1", "http://192.168.1.20:11434/v1",
+    "http://[fd12:3456::1]/v1", "http://169.254.10.20/v1", "http://[fe80::1%25eth0]:8080/v1",
+    "http://[::ffff:192.168.0.2]/v1",
+]
+REMOTE_URLS = [
+    "https://api.openai.com/v1", "https://my-resource.openai.azure.com/openai/v1", "https://gateway.example.com/v1",
+    "http://203.0.113.7:8080/v1", "http://172.32.0.1/v1", "http://11.0.0.1/v1", "http://[2001:db8::1]/v1",
+    "http://127.0.0.1.nip.io/v1", "http://embeddings.internal/v1", "http://local/v1", "http://server.localdomain/v1",
+]
+
+
+@pytest.fixture
+def no_name_lookups(monkeypatch):
+    """Any resolution of a name, or connection, from this test's thread fails the test: cost is decided
+    from the URL alone. (Other threads, such as the ones running other tests' labs, are let through.)"""
+    test_thread = threading.current_thread()
+
+    def refused(original):
+        def guard(*args, **kwargs):
+            if threading.current_thread() is test_thread:
+                raise AssertionError(f"looked up or connected: {args[:2]}")
+            return original(*args, **kwargs)
+        return guard
+
+    for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "create_connection"):
+        monkeypatch.setattr(socket, name, refused(getattr(socket, name)))
+    monkeypatch.setattr(socket.socket, "connect", refused(socket.socket.connect))
+
+
+@pytest.mark.parametrize("url", LOCAL_URLS)
+def test_a_server_on_the_learners_machine_or_network_costs_nothing(env, monkeypatch, no_name_lookups, url):
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    assert openai_embedder.is_local_url(url)
+    assert academy_llm.embed_cost(TEXTS) == 0.0
+    assert academy_llm.embed_cost(TEXTS, model="text-embedding-3-large") == 0.0
+    assert academy_llm.embed_cost(TEXTS, model="nomic-embed-text") == 0.0
+
+
+@pytest.mark.parametrize("url", REMOTE_URLS)
+def test_any_other_endpoint_is_priced_by_its_model(env, monkeypatch, no_name_lookups, url):
+    """Azure, a gateway, a hosted server: OpenAI's models at their list price, any other at the dearest."""
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    tokens = sum(academy_llm.count_tokens(text) for text in TEXTS)
+    assert not openai_embedder.is_local_url(url)
+    assert academy_llm.embed_cost(TEXTS) == pytest.approx(tokens * 0.02 / 1e6)  # text-embedding-3-small
+    assert academy_llm.embed_cost(TEXTS, model="text-embedding-ada-002") == pytest.approx(tokens * 0.10 / 1e6)
+    dearest = tokens * 0.13 / 1e6  # text-embedding-3-large's, the dearest known price
+    assert academy_llm.embed_cost(TEXTS, model="my-azure-deployment") == pytest.approx(dearest)
+    assert academy_llm.embed_cost(TEXTS, model="hash") == 0.0
+
+
+def test_an_unknown_model_on_a_remote_endpoint_is_stopped_by_the_cost_limit(env, monkeypatch, no_name_lookups):
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://my-resource.openai.azure.com/openai/v1")
+    monkeypatch.setenv("ACADEMY_OPENAI_MODEL", "my-embedding-deployment")
+    monkeypatch.setenv("ACADEMY_MAX_COST", "0.00000001")
+    with pytest.raises(openai_embedder.CostLimitError) as raised:  # before any connection (no_name_lookups)
+        academy_llm.embed(TEXTS)
+    message = str(raised.value)
+    assert "with my-embedding-deployment (no price known for it: priced as text-embedding-3-large, the dearest " \
+           "known; set ACADEMY_OPENAI_PRICE to its USD per million tokens) would cost about" in message
+    assert "nothing was sent" in message and "\n" not in message
+    monkeypatch.setenv("ACADEMY_OPENAI_PRICE", "0.02")  # the learner says what the deployment costs
+    tokens = sum(academy_llm.count_tokens(text) for text in TEXTS)
+    assert academy_llm.embed_cost(TEXTS) == pytest.approx(tokens * 0.02 / 1e6)
+    monkeypatch.setenv("ACADEMY_OPENAI_PRICE", "free")
+    with pytest.raises(openai_embedder.EmbeddingError, match="ACADEMY_OPENAI_PRICE='free' is not a number"):
+        academy_llm.embed_cost(TEXTS)
+
+
 def test_cost_is_zero_once_cached(server, env, monkeypatch):
     monkeypatch.setattr(openai_embedder.Settings, "price_per_million", property(lambda self: 0.02))
     assert academy_llm.embed_cost(TEXTS, model="openai") > 0
@@ -262,3 +344,99 @@ def test_two_processes_at_once_on_one_cache_lose_nothing(server, env, cache_dir)
     assert np.allclose(academy_llm.embed(everything), expected(everything), atol=1e-6)
     with sqlite3.connect(cache_dir / "embeddings.sqlite") as connection:
         assert connection.execute("SELECT count(*) FROM vectors").fetchone()[0] == 80
+
+
+# --------------------------------------------------------------------------
+# The labs with ACADEMY_EMBEDDER=openai: every text they embed goes to the server
+# --------------------------------------------------------------------------
+# The lab runs as a student runs it, in a process of its own, with wordllama unimportable
+# and every connection refused but to the test server. Each call of academy_llm.embed is
+# recorded (the embedder it resolved to, the files of its callers, a digest of each text), so the
+# test can say that every text embedded with "openai" reached the server, once, and that
+# nothing was embedded with another embedder. The server's vectors are random, so the lab's
+# retrieval checks may fail; what is checked is where its embeddings came from.
+
+ROOT = Path(__file__).resolve().parent.parent
+LAB_RUN = """
+import atexit, hashlib, json, os, runpy, socket, sys
+sys.modules["wordllama"] = None  # `import wordllama` fails: no lab may fall back on it
+server = ("127.0.0.1", int(os.environ["TEST_SERVER_PORT"]))
+connect = socket.socket.connect
+def only_the_server(self, address):
+    if tuple(address[:2]) != server:
+        raise OSError(f"network disabled by the test: {address}")
+    return connect(self, address)
+socket.socket.connect = only_the_server
+import academy_llm
+embed, calls = academy_llm.embed, []
+def recorded(texts, model=None):
+    listed = [texts] if isinstance(texts, str) else list(texts)
+    digests = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest() for t in listed if t.strip()]
+    frame, callers = sys._getframe(1), []
+    while frame is not None:
+        callers.append(frame.f_code.co_filename)
+        frame = frame.f_back
+    calls.append((academy_llm.embedder_name(model), callers, digests))
+    rows = embed(listed, model)
+    return rows[0] if isinstance(texts, str) else rows
+academy_llm.embed = recorded
+def write_calls():
+    with open(os.environ["TEST_EMBED_CALLS"], "w") as file:
+        json.dump(calls, file)
+atexit.register(write_calls)
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+# The public grading tests a lab runs last check chunking, not retrieval, on random texts: they
+# chunk with the lexical "hash" embedder by design (tests/grading/test_rag9.py), and print no score.
+PUBLIC_TESTS = str(ROOT / "tests" / "grading")
+
+
+def digest(text):
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def run_lab_against(server, lab, tmp_path):
+    """Run solutions/<lab>-*.py with the openai embedder at `server`; (what it printed, its embed calls).
+
+    The settings go to the lab's process only: this process's environment is left alone, since
+    the labs other tests run beside this one (test_labs.py's, started early) inherit it.
+    """
+    (path,) = (ROOT / "solutions").glob(f"{lab}-*.py")
+    calls = tmp_path / "calls.json"
+    environment = {name: value for name, value in os.environ.items()
+                   if not name.startswith(("ACADEMY_", "OPENAI_"))}
+    environment.update(server.environment(tmp_path / "cache"), PYTHONPATH=str(ROOT), TEST_EMBED_CALLS=str(calls),
+                       TEST_SERVER_PORT=server.url.split(":")[-1].split("/")[0])
+    run = subprocess.run([sys.executable, "-c", LAB_RUN, str(path)], cwd=tmp_path, env=environment,
+                         capture_output=True, text=True, timeout=240)
+    assert "Traceback" not in run.stderr and run.returncode in (0, 1), run.stdout[-2000:] + run.stderr[-3000:]
+    assert f"\n{lab}: " in run.stdout and "PASS  the public grading tests" in run.stdout, run.stdout[-2000:]
+    assert f"Embedder: openai, text-embedding-3-small at {server.url}" in run.stdout
+    return run.stdout, json.loads(calls.read_text())
+
+
+def check_every_embedding_went_to_the_server(server, calls):
+    others = [(name, callers[:3]) for name, callers, _ in calls if name != "openai"
+              if not (name == "hash" and any(caller.startswith(PUBLIC_TESTS) for caller in callers))]
+    assert not others, others[:3]
+    embedded = {text for name, _, texts in calls if name == "openai" for text in texts}
+    sent = [digest(text) for text in server.texts_sent]
+    assert embedded and set(sent) == embedded  # every text embedded went to the server, and nothing else did
+    assert len(sent) == len(embedded)  # each once: the cache answered every repeat
+
+
+@pytest.mark.timeout(300)  # a whole lab, beside the labs other tests run
+def test_rag10_with_the_openai_embedder_embeds_everything_at_the_server(server, tmp_path):
+    stdout, calls = run_lab_against(server, "rag10", tmp_path)
+    check_every_embedding_went_to_the_server(server, calls)
+    assert "and the parents matched whole too (each embedded whole)" in stdout  # not pooled: openai is no mean
+    assert "test questions, openai, text-embedding-3-small at" in stdout
+
+
+@pytest.mark.heavy  # 20 to 30 s alone with Chroma's benchmark beside the project, more beside other tests
+@pytest.mark.timeout(300)
+def test_rag9_with_the_openai_embedder_embeds_everything_at_the_server(server, tmp_path):
+    stdout, calls = run_lab_against(server, "rag9", tmp_path)
+    check_every_embedding_went_to_the_server(server, calls)
+    assert "256-token chunks, openai, text-embedding-3-small at" in stdout  # its table names the embedder

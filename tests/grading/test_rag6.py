@@ -154,6 +154,19 @@ def test_an_oversize_fence_in_a_list_after_a_heading_is_flagged_as_code(rag6):
     check.expect([c.kind for c in chunks if c.oversize], ["code"])
 
 
+@pytest.mark.grades("chunk_section")
+def test_an_oversize_indented_code_block_stays_whole_and_is_flagged_as_code(rag6):
+    # Indented code is code, kept whole as a fence is: the given scanner makes it a "code" block.
+    code = "".join(f"    $ orbit job run --name job-{number}\n" for number in range(20))
+    text = "# Steps\n\nRun these:\n\n" + code + "\nAfter the steps. " + "More words here. " * 20
+    chunks = rag6.markdown_chunks(text, 40, 10)
+    check.chunker_basics(text, chunks, 40)
+    check.nothing_protected_cut(text, chunks)
+    block = (text.index(code), text.index(code) + len(code))
+    oversize = [(c.kind, c.start <= block[0] and block[1] <= c.end) for c in chunks if c.oversize]
+    check.expect(oversize, [("code", True)])
+
+
 @pytest.mark.grades("markdown_chunks")
 def test_overlap_never_starts_inside_a_table_or_fence(rag6):
     text = (FIXTURES[0].parent / "forty-row-table.md").read_text(encoding="utf-8")
@@ -188,9 +201,16 @@ def test_fixtures_against_a_real_markdown_parser(rag6, path, line_end):
         ("- \x0c\n</script>\n~~~~ toml\n# Title", 4),
         # An unclosed fence in the last list item runs over the blank lines after it.
         ("\n- ```\n \n ", 4),
+        # So does one in a nested item.
+        ("- a\n  - ```\n    x\n\n\n\nafter\n", 4),
+        # Indented code in an item, after a blank line: 4 columns past the item's content.
+        ("- Install:\n\n      $ apt install orbit\n      $ orbit init\n\n- Done.\n", 4),
+        # A lazy line after a fence in an item is no part of the item: the fence is closed above it.
+        ("- a\n  ```\n  x y z\n  ```\nnot lazy\n\n    code at the top\n    more\n", 4),
     ],
     ids=["fence in a list under a heading", "form feed line", "form feed item",
-         "unclosed fence in a list"],
+         "unclosed fence in a list", "unclosed fence in a nested list", "indented code in an item",
+         "no lazy line after a fence"],
 )
 def test_cases_found_by_the_deep_profile_and_fuzzing(rag6, text, max_tokens):
     chunks = rag6.markdown_chunks(text, max_tokens)
@@ -218,7 +238,8 @@ def test_property_lossless_in_budget_nothing_protected_cut(rag6, text, max_token
 @given(text=markdown_page, max_tokens=budgets, data=st.data())
 def test_property_pages_keep_fences_and_tables_whole(rag6, text, max_tokens, data):
     # Tilde and long fences, some never closed; tables with and without outer
-    # pipes; fences and tables in lists and quotes; setext headings; front matter.
+    # pipes; indented code; all of these in lists and quotes, lazy lines after
+    # them; setext headings; link definitions; front matter.
     overlap = data.draw(st.integers(0, max_tokens // 2))
     chunks = rag6.markdown_chunks(text, max_tokens, overlap)
     check.chunker_basics(text, chunks, max_tokens)

@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from markdown_oracle import cuts
+from markdown_oracle import cuts, indented_code_cuts
 
 from academy_llm import (
     Chunk,
@@ -120,7 +120,7 @@ def at_token_starts(text: str, chunks) -> None:
 
 
 def only_whole_blocks_oversize(chunks) -> None:
-    """Only a fence, a table or front matter, kept whole, may be flagged oversize."""
+    """Only a code block (fenced or indented), a table or front matter, kept whole, may be flagged oversize."""
     for chunk in chunks:
         assert not chunk.oversize or chunk.kind in WHOLE_KINDS, (
             f"{name(chunk)} is flagged oversize with kind {chunk.kind!r}; only {WHOLE_KINDS} "
@@ -128,10 +128,11 @@ def only_whole_blocks_oversize(chunks) -> None:
 
 
 def nothing_protected_cut(text: str, chunks) -> None:
-    """No chunk starts or ends strictly inside a fence or table a real Markdown parser finds."""
-    for kind, start, end, position in cuts(text, chunks):
-        block = "fence" if kind == "fence" else "table"
-        raise AssertionError(f"a chunk edge at {position} cuts the {block} at [{start}, {end}) "
+    """No chunk starts or ends strictly inside a fence, an indented code block or a table that a real
+    Markdown parser finds."""
+    blocks = {"fence": "fence", "table_open": "table", "code_block": "indented code block"}
+    for kind, start, end, position in cuts(text, chunks) + indented_code_cuts(text, chunks):
+        raise AssertionError(f"a chunk edge at {position} cuts the {blocks[kind]} at [{start}, {end}) "
                              f"{short(text[start:end], 40)}")
 
 

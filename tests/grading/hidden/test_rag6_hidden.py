@@ -60,6 +60,45 @@ PAGE = (
 )
 
 
+# Indented code at the top, in an item and in a quote in an item (tabs too), an indented
+# line that only continues a paragraph, a lazy line after a fence in an item (no part of it),
+# link definitions over a rule (no heading), a fence never closed in a nested item.
+CODE_PAGE = (
+    "# Console\n"
+    "\n"
+    "A paragraph line\n"
+    "    that goes on, indented.\n"
+    "\n"
+    "    $ orbit start\n"
+    "    started on port 7401\n"
+    "\n"
+    "[orbit]: https://example.com/orbit\n"
+    "---\n"
+    "\n"
+    "## Items\n"
+    "\n"
+    "- Run it:\n"
+    "\n"
+    "      $ orbit run --all\n"
+    "\t  $ orbit wait\n"
+    "\n"
+    "- > Quoted:\n"
+    "  >\n"
+    "  >     $ orbit logs\n"
+    "- ```\n"
+    "  a fence in an item\n"
+    "  ```\n"
+    "not lazy: the fence is closed\n"
+    "\n"
+    "- a\n"
+    "  - ````\n"
+    "    never closed\n"
+    "\n"
+    "\n"
+    "After.\n"
+)
+
+
 @pytest.fixture(scope="module")
 def rag6(open_lab):
     return open_lab("rag6")
@@ -170,3 +209,20 @@ def test_markdown_chunks_hidden_property(rag6, text, max_tokens, data):
     chunks = rag6.markdown_chunks(text, max_tokens, overlap)
     check.chunker_basics(text, chunks, max_tokens)
     check.nothing_protected_cut(text, chunks)
+
+
+@pytest.mark.grades("chunk_section")
+@pytest.mark.parametrize("max_tokens, overlap", [(4, 0), (8, 2), (16, 4), (40, 10)])
+def test_indented_code_stays_whole_on_the_hidden_page(rag6, max_tokens, overlap):
+    for line_end in ("\n", "\r\n", "\r"):
+        text = CODE_PAGE.replace("\n", line_end)
+        chunks = rag6.markdown_chunks(text, max_tokens, overlap)
+        check.chunker_basics(text, chunks, max_tokens)
+        check.nothing_protected_cut(text, chunks)
+
+
+@pytest.mark.grades("enter_section")
+def test_sections_of_the_hidden_code_page(rag6):
+    chunks = rag6.markdown_chunks(CODE_PAGE, 40)
+    check.lossless(CODE_PAGE, chunks)
+    check.expect([c.section for c in chunks], [("Console",), ("Console", "Items"), ("Console", "Items")])

@@ -23,6 +23,7 @@
 # You write `make_header` and `header_chunks`.
 
 # %%
+import re
 from dataclasses import replace
 from functools import partial
 
@@ -120,18 +121,21 @@ def section_with_header(text, section, header, max_tokens, overlap, document):
 
 def shortened_header(header, limit):
     """`header` within `limit` tokens, its line break counted: the title, "…", then the
-    nearest headings that fit (the metadata stays with the last). If not even the title
-    and the nearest heading fit, their text is cut short, ending in "…"; "" if nothing fits.
+    nearest headings that fit (the metadata stays with the last); then the title and the
+    nearest heading without the metadata; if not even that fits, it cut short, ending
+    in "…" ("" if nothing fits).
 
     make_header("Docs", ("Guide", "Install", "On Debian"), {}) shortened to 8 tokens:
     "Docs › … › On Debian".
     """
     parts = header.split(" › ")
-    for nearest in range(len(parts) - 2, 0, -1):
-        shorter = " › ".join([parts[0], "…", *parts[-nearest:]])
-        if count_tokens(shorter + "\n") <= limit:
-            return shorter
-    return cut_to_tokens(" › ".join([parts[0], "…", parts[-1]]) if len(parts) > 2 else header, limit)
+    between = ["…"] if len(parts) > 2 else []
+    shorter = [" › ".join([parts[0], "…", *parts[-nearest:]]) for nearest in range(len(parts) - 2, 0, -1)]
+    shorter.append(" › ".join([*parts[:-1][:1], *between, re.sub(r" \([^()]*\)$", "", parts[-1])]))
+    for candidate in shorter:
+        if count_tokens(candidate + "\n") <= limit:
+            return candidate
+    return cut_to_tokens(shorter[-1], limit)
 
 
 def cut_to_tokens(text, limit):

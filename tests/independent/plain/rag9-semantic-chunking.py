@@ -27,8 +27,8 @@ import time
 import numpy as np
 
 from academy_llm import (
-    DATASETS, check_chunking, check_text_and_window, corpus_pages, corpus_questions, embed,
-    make_chunk, top_k,
+    DATASETS, check_chunking, check_text_and_window, corpus_pages, corpus_questions, describe_embedder,
+    embed, embedder_name, make_chunk, top_k,
 )
 from labkit import (
     Case, Invariants, load_lab, returns, run_lab, show_figure, tricky_cases, view_chunks,
@@ -350,7 +350,8 @@ def step_measure():
     questions = corpus_questions("test")
     pages = corpus_pages()
     sentences = sum(len(sentence_spans(t, MAX_TOKENS, rag5.TokenIndex(t))) for t in pages.values())
-    print(f"\n4. Orbit docs: {len(questions)} test questions, {MAX_TOKENS}-token chunks, wordllama")
+    embedder = embedder_name()  # the one every step embeds with: ACADEMY_EMBEDDER, else wordllama
+    print(f"\n4. Orbit docs: {len(questions)} test questions, {MAX_TOKENS}-token chunks, {describe_embedder()}")
     print(f"   {'strategy':<21} {'R@5':>5} {'R@1kt':>6} {'IoU':>6} {'prose':>6} {'table':>6} "
           f"{'code':>6} {'chunks':>6} {'sentences/s':>11}")
     results, chunked = {}, {}
@@ -358,7 +359,7 @@ def step_measure():
         began = time.perf_counter()
         chunks = [(doc_id, chunk) for doc_id, text in pages.items() for chunk in chunker(text)]
         seconds = time.perf_counter() - began
-        result = rag8.evaluate(chunks, questions, "wordllama")
+        result = rag8.evaluate(chunks, questions, embedder)
         results[name], chunked[name] = result, chunks
         a = result["all"]
         print(f"   {name:<21} {a['recall@5']:>5.2f} {a['recall@1k tokens']:>6.2f} {a['IoU']:>6.3f} "
