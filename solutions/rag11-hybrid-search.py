@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from academy_llm import corpus_pages, corpus_questions, count_tokens, embed, embedder_name
+from academy_llm import corpus_pages, corpus_questions, count_tokens, describe_embedder, embed, embedder_name
 from labkit import Case, Invariants, load_lab, returns, run_lab
 
 rag8 = load_lab("rag8")  # the harness: gold spans, recall, the kinds of question
@@ -363,7 +363,7 @@ class Ranked(NamedTuple):
 
 def build_hybrid(pages, title=TITLE, embedder=None):
     """rag10's index of `pages` and BM25 over its units, built once per set of pages, title and embedder."""
-    key = (tuple(sorted(pages.items())), title, embedder_name(embedder))
+    key = (tuple(sorted(pages.items())), title, describe_embedder(embedder))  # openai: its model and server too
     if key not in HYBRIDS:
         index = rag10.build_index(pages, title, embedder)
         units = [(unit.doc_id, unit.start, unit.end) for unit in index.units]
@@ -466,7 +466,8 @@ def step_alpha(hybrid, questions):
 
 def step_compare(questions, hits, alpha):
     """The table: recall within the budget by kind, a row per method."""
-    print(f"\n3. Recall within {BUDGET_TOKENS:,} retrieved tokens, by kind ({len(questions)} test questions)")
+    print(f"\n3. Recall within {BUDGET_TOKENS:,} retrieved tokens, by kind ({len(questions)} test questions, "
+          f"{describe_embedder()})")
     print(f"   {'method':<22} " + " ".join(f"{kind[:10]:>10}" for kind in rag8.KINDS))
     for method, spans in hits.items():
         name = f"{NAMES[method]} a={alpha}" if method == "weighted" else NAMES[method]
@@ -670,6 +671,8 @@ READ_CASES = [
 
 
 def main():
+    if embedder_name() != "wordllama":  # not the default: say which, before it is used
+        print(f"Embedder: {describe_embedder()} (ACADEMY_EMBEDDER), for meaning and for rag7's chunks\n")
     print("0. Your functions, checked first on cases worked out by hand")
     checks = Invariants("rag11")
     batteries = (("search_terms", TERM_CASES), ("bm25_weight", WEIGHT_CASES), ("bm25_index", INDEX_CASES),
