@@ -375,4 +375,77 @@ MUTATIONS = [
         "    budget = packing_budget(max_tokens, overlap, index)\n",
         "    budget = max_tokens - overlap\n",
     ),
+    # ---- rag11: search_terms, bm25_weight, bm25_index, reciprocal_rank_fusion, convex_fusion, read_parents
+    Mutation(
+        "rag11", "search_terms", "an identifier gives its whole only, not its parts",
+        "        if not whole.isalnum():  # a compound: its words after it\n"
+        "            terms += [part.lower() for part in WORD.findall(whole)]\n",
+        "",
+    ),
+    Mutation(
+        "rag11", "search_terms", "parts split at \\w: an underscore stays inside a part",
+        "terms += [part.lower() for part in WORD.findall(whole)]",
+        'terms += [part.lower() for part in re.findall(r"\\w+", whole)]',
+    ),
+    Mutation(
+        "rag11", "bm25_weight", "the idf without its 1 +: negative for a term in most documents",
+        "    idf = math.log(1 + (n_documents - df + 0.5) / (df + 0.5))",
+        "    idf = math.log((n_documents - df + 0.5) / (df + 0.5))",
+        quick=True,
+    ),
+    Mutation(
+        "rag11", "bm25_weight", "no length normalisation: a long parent counts as a short row",
+        "    return idf * tf / (tf + k1 * (1 - b + b * length / mean_length))",
+        "    return idf * tf / (tf + k1)",
+    ),
+    Mutation(
+        "rag11", "bm25_weight", "tf not saturated: the tenth occurrence counts as much as the first",
+        "    return idf * tf / (tf + k1 * (1 - b + b * length / mean_length))",
+        "    return idf * tf / (k1 * (1 - b + b * length / mean_length))",
+    ),
+    Mutation(
+        "rag11", "bm25_index", "df counts occurrences, not documents",
+        "    df = Counter(term for tally in counts for term in tally)",
+        "    df = Counter(term for terms in documents for term in terms)",
+    ),
+    Mutation(
+        "rag11", "bm25_index", "a document's length counts each term once, repeats left out",
+        "weight = bm25_weight(tf, df[term], len(documents), len(terms), mean, k1, b)",
+        "weight = bm25_weight(tf, df[term], len(documents), len(tally), mean, k1, b)",
+    ),
+    Mutation(
+        "rag11", "reciprocal_rank_fusion", "ranks counted from 0",
+        "        for rank, item in enumerate(ranking, 1):",
+        "        for rank, item in enumerate(ranking):",
+    ),
+    Mutation(
+        "rag11", "reciprocal_rank_fusion", "keeps an item's best rank instead of summing over the rankings",
+        "            scores[item] = scores.get(item, 0.0) + 1 / (k + rank)",
+        "            scores[item] = max(scores.get(item, 0.0), 1 / (k + rank))",
+    ),
+    Mutation(
+        "rag11", "reciprocal_rank_fusion", "ties broken by the items' own order, not the order first met",
+        "    return sorted(scores, key=lambda item: -scores[item])",
+        "    return sorted(scores, key=lambda item: (-scores[item], item))",
+    ),
+    Mutation(
+        "rag11", "convex_fusion", "fuses the raw scores, unnormalised: BM25 drowns the cosines",
+        "    return (alpha * scaled(meaning_scores) + (1 - alpha) * scaled(word_scores)).tolist()",
+        "    return [alpha * m + (1 - alpha) * w for w, m in zip(word_scores, meaning_scores)]",
+    ),
+    Mutation(
+        "rag11", "convex_fusion", "divides by a range of 0 when all scores are equal",
+        "        if scores.size == 0 or scores.max() == scores.min():",
+        "        if scores.size == 0:",
+    ),
+    Mutation(
+        "rag11", "read_parents", "reads a parent once per unit of it, not once",
+        "    for parent, unit in rag10.best_parents(list(ranked), parent_of):",
+        "    for parent, unit in ((parent_of[unit], unit) for unit in ranked if parent_of[unit] is not None):",
+    ),
+    Mutation(
+        "rag11", "read_parents", "hands over the units, not their parents",
+        "        candidates.append((doc_id, (start, end), tuple(units[unit][1:])))",
+        "        candidates.append((doc_id, tuple(units[unit][1:]), tuple(units[unit][1:])))",
+    ),
 ]

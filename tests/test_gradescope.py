@@ -21,6 +21,7 @@ Gradescope's documentation relied on:
 """
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -29,9 +30,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from points import POINTS, lab_points
 
 COURSE = Path(__file__).resolve().parent.parent
 GRADESCOPE = COURSE / "tools" / "grading" / "gradescope"
+COURSE_POINTS = sum(map(lab_points, POINTS))  # 10 a lab
 VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
 # Parametrize ids of tests/grading/hidden/*.py that say what the hidden input is.
 HIDDEN_IDS = ("CRLF and no-break space", "lone CR", "bool budget", "a span over budget",
@@ -57,7 +60,7 @@ def metadata(user_id: int, name: str) -> dict:
         "assignment": {"id": 25828, "course_id": 1234, "title": "Chunking Labs",
                        "due_date": "2026-12-01T23:00:00.000000-08:00", "late_due_date": None,
                        "release_date": "2026-11-01T00:00:00.000000-08:00", "group_size": None,
-                       "group_submission": False, "total_points": "70.0"},
+                       "group_submission": False, "total_points": f"{COURSE_POINTS}.0"},
         "submission_method": "upload",
         "users": [{"email": f"{name}@example.com", "id": user_id, "name": name.title()}],
         "previous_submissions": [],
@@ -199,8 +202,8 @@ def test_results_are_in_gradescopes_format(autograder, name):
 def test_the_reference_earns_full_marks_and_the_stubs_none(autograder):
     reference, stubs = results_of(autograder, "reference"), results_of(autograder, "stubs")
     for results in (reference, stubs):
-        assert sum(row["max_score"] for row in results["tests"]) == pytest.approx(70, abs=1e-3)
-    assert reference["score"] == 70 and all(row["score"] == row["max_score"] for row in reference["tests"])
+        assert sum(row["max_score"] for row in results["tests"]) == pytest.approx(COURSE_POINTS, abs=1e-3)
+    assert reference["score"] == COURSE_POINTS and all(row["score"] == row["max_score"] for row in reference["tests"])
     assert stubs["score"] == 0
 
 
@@ -225,10 +228,11 @@ def test_the_hidden_tests_rows_are_shown_after_publishing(autograder, hidden_tes
     """The rows marked after_published carry exactly the hidden tests' points: hidden tests have
     rows of their own, and those alone wait for the grades to be published."""
     rows = results_of(autograder, name)["tests"]
-    later = round(sum(row["max_score"] for row in rows if row.get("visibility") == "after_published"), 2)
-    hidden = round(sum(test["points"] for test in hidden_tests), 2)
-    assert later == hidden, (
-        f"the after_published rows carry {later} points, the hidden tests {hidden}: the hidden tests "
+    later = sum(row["max_score"] for row in rows if row.get("visibility") == "after_published")
+    hidden = sum(test["points"] for test in hidden_tests)
+    # Each row and each test's points are rounded to 4 places: the sums agree to within those roundings.
+    assert math.isclose(later, hidden, abs_tol=1e-4 * (len(rows) + len(hidden_tests))), (
+        f"the after_published rows carry {later:.4f} points, the hidden tests {hidden:.4f}: the hidden tests "
         "need rows of their own, after_published by default, so students see them only once "
         f"grades are published (rows: {[(row['name'], row.get('visibility')) for row in rows]})")
 

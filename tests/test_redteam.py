@@ -5,7 +5,7 @@ after them, so any point one earns, its attack won. grade_class grades two class
 process so that the peak memory of its waited-for descendants (graders and workers) can be read:
 
 - the class: two students hand in the reference, one graded beside a saboteur, the other after it, on
-  every lab (70 points each);
+  every lab;
 - the attacks: one student per attack, on rag4 and rag10 only. An attack needs no more, and a student
   graded on all seven labs costs some 20 s even with six of them missing.
 
@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from points import POINTS, lab_points
 from redteam.attacks import ATTACKS, HONEST, SABOTEUR, SOLUTIONS, link_zip, write_class
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -272,7 +273,8 @@ def test_the_honest_students_keep_every_point_and_their_files(runs):
     problems = []
     for student in HONEST:
         row, report = rows.get(student, {}), reports.get(student, {})
-        if row.get("total") != "70" or row.get("possible") != "70" or report.get("earned") != 70:
+        total = sum(map(lab_points, POINTS))
+        if row.get("total") != str(total) or row.get("possible") != str(total) or report.get("earned") != total:
             labs = {lab: points for lab, points in row.items() if lab.startswith("rag")}
             problems.append(f"{student}: {row.get('total')} / {row.get('possible')} in the gradebook {labs}, "
                             f"{report.get('earned')} in its report")

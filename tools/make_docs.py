@@ -221,6 +221,8 @@ QUOTES = (
         "rag9", "chroma", Table(r"Chroma's benchmark:", r"\s+[a-z]", cut_at="seconds"),
         absent_when="Chroma's benchmark (not shipped with the course) not found",
     ),
+    # rag11's recall by kind: words, meaning, both, beside rag7's chunks.
+    Quote("rag11", "by-kind", Table(r"Recall within .* by kind", r"\s+[a-z]")),
 )
 
 

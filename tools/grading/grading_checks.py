@@ -10,9 +10,11 @@ the chunk or span at fault:
 """
 
 import bisect
+import logging
 import math
 import os
 import re
+from collections import Counter
 from pathlib import Path
 
 from markdown_oracle import cuts, indented_code_cuts
@@ -374,3 +376,121 @@ def next_clean_cut(text: str, position: int, limit: int) -> int:
     while position < limit and not is_clean_cut(text, position):
         position += 1
     return position
+
+
+# ---- rag11's terms, BM25 and fusion, as the lab's docstrings state them -----------
+
+
+def lucene(tf, df, n, length, mean, k1=1.2, b=0.75):
+    """Lucene's BM25 weight, as the lab's docstring states it."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5)) * tf / (tf + k1 * (1 - b + b * length / mean))
+
+
+def terms_by_scanning(text):
+    """search_terms as its docstring says it, one character at a time."""
+    terms, i = [], 0
+    while i < len(text):
+        if not text[i].isalnum():
+            i += 1
+            continue
+        parts, start, end = [], i, i
+        while True:
+            stop = end
+            while stop < len(text) and text[stop].isalnum():
+                stop += 1
+            parts.append(text[end:stop])
+            joiners = stop
+            while joiners < len(text) and text[joiners] in "._-":
+                joiners += 1
+            if joiners == stop or joiners == len(text) or not text[joiners].isalnum():
+                end = stop
+                break
+            end = joiners
+        if len(parts) > 1:
+            terms.append(text[start:end].lower())
+        terms += [part.lower() for part in parts]
+        i = end
+    return terms
+
+
+def bm25s_weights(corpus, k1, b):
+    """{(term, row): weight} from bm25s's Lucene BM25, each term asked alone."""
+    import bm25s  # only here: the labs never need it
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets DEBUG, which wordllama's root handler shows
+    retriever = bm25s.BM25(method="lucene", k1=k1, b=b, dtype="float64")
+    retriever.index(corpus, show_progress=False)
+    weights = {}
+    for term in sorted({term for document in corpus for term in document}):
+        scores = retriever.get_scores([term])
+        weights.update({(term, row): float(scores[row]) for row, document in enumerate(corpus) if term in document})
+    return weights
+
+
+def lab_weights(rag11, corpus, k1, b):
+    """{(term, row): the lab's bm25_weight}, with the counts made here."""
+    df = Counter(term for document in corpus for term in set(document))
+    mean = sum(map(len, corpus)) / len(corpus)
+    return {(term, row): rag11.bm25_weight(tf, df[term], len(corpus), len(document), mean, k1, b)
+            for row, document in enumerate(corpus) for term, tf in Counter(document).items()}
+
+
+def same_weights(got, expected):
+    assert sorted(got) == sorted(expected), f"weighed {sorted(got)[:4]}…, expected {sorted(expected)[:4]}…"
+    for key, weight in expected.items():
+        assert math.isclose(got[key], weight, rel_tol=1e-9, abs_tol=1e-12), (
+            f"the weight of {key[0]!r} in document {key[1]} is {got[key]}, bm25s (method lucene) gives {weight}")
+
+
+def postings(value):
+    """{term: [(row, weight)]}, whatever mapping and sequence types came back."""
+    assert isinstance(value, dict), f"returned {type(value).__name__}, not a dict"
+    return {term: [tuple(pair) for pair in pairs] for term, pairs in value.items()}
+
+
+def expected_postings(rag11, corpus, k1=1.2, b=0.75):
+    """The index as the docstring says, each weight the lab's own bm25_weight of the counts made here."""
+    df = Counter(term for document in corpus for term in set(document))
+    mean = sum(map(len, corpus)) / len(corpus) if corpus else 0
+    result = {}
+    for row, document in enumerate(corpus):
+        for term, tf in Counter(document).items():
+            weight = rag11.bm25_weight(tf, df[term], len(corpus), len(document), mean, k1, b)
+            result.setdefault(term, []).append((row, weight))
+    return result
+
+
+def same_postings(got, expected):
+    assert sorted(got) == sorted(expected), f"returned the terms {sorted(got)[:6]}, expected {sorted(expected)[:6]}"
+    for term, pairs in expected.items():
+        rows = [row for row, _ in got[term]]
+        assert rows == [row for row, _ in pairs], f"{term!r} is held by rows {[r for r, _ in pairs]}, returned {rows}"
+        for (row, weight), (_, want) in zip(got[term], pairs):
+            assert math.isclose(weight, want, rel_tol=1e-9, abs_tol=1e-12), (
+                f"{term!r} in row {row} weighs {weight}, expected bm25_weight of its counts: {want}")
+
+
+def fused_scores(rankings, k):
+    scores = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, 1):
+            scores.setdefault(item, []).append(1 / (k + rank))
+    return {item: math.fsum(parts) for item, parts in scores.items()}
+
+
+def check_fused(fused, rankings, k):
+    """Each item once, scores never rising (up to rounding), ties in the order first met."""
+    scores = fused_scores(rankings, k)
+    assert sorted(map(repr, fused)) == sorted(map(repr, scores)), (
+        f"returned {short(fused)}, not each item of the rankings once")
+    met = {item: number for number, item in enumerate(scores)}
+    for before, after in zip(fused, fused[1:]):
+        gap = scores[before] - scores[after]
+        assert gap > -1e-12, f"{before!r} ({scores[before]:.6f}) comes before {after!r} ({scores[after]:.6f})"
+        if abs(gap) <= 1e-12:
+            assert met[before] < met[after], f"{before!r} and {after!r} tie; {after!r} was met first"
+
+
+def scaled(scores):
+    low, high = min(scores), max(scores)
+    return [(score - low) / (high - low) if high > low else 0.0 for score in scores]

@@ -99,7 +99,7 @@ STUDENT_REQUIREMENTS = (
     ),
     RequirementGroup(
         "The tests that check your labs",
-        ("pytest", "pytest-timeout", "hypothesis", "markdown-it-py"),
+        ("pytest", "pytest-timeout", "hypothesis", "markdown-it-py", "bm25s"),
     ),
     RequirementGroup(
         "The notebooks: JupyterLab, and jupytext to turn a notebook back into a lab file",

@@ -19,6 +19,8 @@ POINTS = {
     "rag9": {"window_texts": 1, "neighbour_distances": 1, "breakpoints": 2, "best_cuts": 3,
              "semantic_chunks": 3},
     "rag10": {"parent_index": 3, "best_parents": 3, "assemble": 4},
+    "rag11": {"search_terms": 2, "bm25_weight": 2, "bm25_index": 2, "reciprocal_rank_fusion": 2,
+              "convex_fusion": 1, "read_parents": 1},
 }
 
 LABS = tuple(POINTS)

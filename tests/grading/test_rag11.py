@@ -1,0 +1,269 @@
+"""Grading tests for lab rag11: search_terms, bm25_weight, bm25_index, reciprocal_rank_fusion, convex_fusion
+and read_parents. BM25 is checked against bm25s (its method "lucene": the same idf and the same tf factor)."""
+
+import math
+
+import grading_checks as check
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from academy_llm import count_tokens
+
+pytestmark = pytest.mark.grade("rag11")
+
+IDF = {df: math.log(1 + (3 - df + 0.5) / (df + 0.5)) for df in (1, 2, 3)}  # N = 3: ln(8/3), ln(1.6), ln(8/7)
+
+
+@pytest.fixture(scope="module")
+def rag11(open_lab):
+    return open_lab("rag11")
+
+
+# ---- search_terms ---------------------------------------------------------------------
+
+
+@pytest.mark.grades("search_terms")
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("", []),
+        ("  \n\t ", []),
+        ("Satellites DIAL out.", ["satellites", "dial", "out"]),
+        ("Set storage.max_conns", ["set", "storage.max_conns", "storage", "max", "conns"]),
+        ("`satellite.heartbeat_timeout`", ["satellite.heartbeat_timeout", "satellite", "heartbeat", "timeout"]),
+        ("ORB-2040 IDEMPOTENCY_CONFLICT", ["orb-2040", "orb", "2040", "idempotency_conflict", "idempotency",
+                                           "conflict"]),
+        ("--keep-config", ["keep-config", "keep", "config"]),
+        ("v2.6.1.", ["v2.6.1", "v2", "6", "1"]),
+        ("a.-_b", ["a.-_b", "a", "b"]),
+        ("end_ .start", ["end", "start"]),
+        ("ORBIT_PAGER=off", ["orbit_pager", "orbit", "pager", "off"]),
+        ("/etc/orbit/orbit.toml", ["etc", "orbit", "orbit.toml", "orbit", "toml"]),
+        ("Orbit's jobs", ["orbit", "s", "jobs"]),
+        ("Grüße, 東京", ["grüße", "東京"]),
+    ],
+)
+def test_search_terms_by_hand(rag11, text, expected):
+    check.expect(list(rag11.search_terms(text)), expected)
+
+
+TEXT_CHARACTERS = "abcXYZ019éÉß토_.-._ /=:'`\n,()"
+
+
+@pytest.mark.grades("search_terms")
+@given(text=st.text(alphabet=TEXT_CHARACTERS, max_size=40))
+def test_property_search_terms_as_the_docstring_says(rag11, text):
+    check.expect(list(rag11.search_terms(text)), check.terms_by_scanning(text))
+
+
+# ---- bm25_weight -----------------------------------------------------------------------
+
+
+@pytest.mark.grades("bm25_weight")
+@pytest.mark.parametrize(
+    "args, keywords, expected",
+    [
+        ((1, 1, 3, 4, 4), {}, IDF[1] / 2.2),  # once, in a document of mean length
+        ((3, 1, 3, 6, 4), {}, IDF[1] * 3 / 4.65),  # three times, in a document half as long again
+        ((1, 2, 3, 2, 4), {}, IDF[2] / 1.75),  # a short document
+        ((2, 3, 3, 4, 4), {}, IDF[3] * 2 / 3.2),  # a term in every document: still above 0
+        ((1, 1, 3, 8, 4), {"b": 0}, IDF[1] / 2.2),  # no length normalisation
+        ((1, 1, 3, 8, 4), {"b": 1}, IDF[1] / 3.4),  # full length normalisation
+        ((7, 1, 3, 4, 4), {"k1": 0}, IDF[1]),  # no saturation needed: tf does not count
+        ((2, 1, 3, 4, 4), {"k1": 2}, IDF[1] * 2 / 4),
+        ((1, 1, 1, 5, 5), {}, math.log(4 / 3) / 2.2),  # a corpus of one document
+    ],
+)
+def test_bm25_weight_by_hand(rag11, args, keywords, expected):
+    check.expect_close(rag11.bm25_weight(*args, **keywords), expected)
+
+
+CORPORA = [
+    [["lease", "lost"], ["satellite", "lost", "satellite", "lease"], ["satellite", "lease", "port", "port", "port",
+                                                                      "lease"]],
+    [["orbit", "server"], ["orbit", "satellite", "satellite"], ["orbit"], ["token", "ttl", "token", "token", "ttl"]],
+    [["a"] * 9, ["a", "b"], ["c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n"]],
+]
+
+
+@pytest.mark.grades("bm25_weight")
+@pytest.mark.parametrize("corpus", CORPORA, ids=["lease", "orbit", "lengths"])
+@pytest.mark.parametrize("k1, b", [(1.2, 0.75), (1.5, 0.75), (0.9, 0.4)])
+def test_bm25_weight_is_bm25s_lucene(rag11, corpus, k1, b):
+    check.same_weights(check.lab_weights(rag11, corpus, k1, b), check.bm25s_weights(corpus, k1, b))
+
+
+@pytest.mark.grades("bm25_weight")
+@given(n=st.integers(1, 10_000), data=st.data(), mean=st.floats(0.5, 500), k1=st.floats(0, 3), b=st.floats(0, 1))
+def test_property_bm25_weight_is_the_formula(rag11, n, data, mean, k1, b):
+    df = data.draw(st.integers(1, n))
+    tf = data.draw(st.integers(1, 50))
+    length = data.draw(st.integers(tf, 2_000))
+    check.expect_close(rag11.bm25_weight(tf, df, n, length, mean, k1, b), check.lucene(tf, df, n, length, mean, k1, b),
+                       tolerance=1e-9)
+
+
+# ---- bm25_index ------------------------------------------------------------------------
+
+
+@pytest.mark.grades("bm25_index")
+def test_bm25_index_counts_three_documents_by_hand(rag11):
+    corpus = CORPORA[0]  # lengths 2, 4 and 6: a mean of 4
+    weight = rag11.bm25_weight
+    expected = {
+        "lease": [(0, weight(1, 3, 3, 2, 4)), (1, weight(1, 3, 3, 4, 4)), (2, weight(2, 3, 3, 6, 4))],
+        "lost": [(0, weight(1, 2, 3, 2, 4)), (1, weight(1, 2, 3, 4, 4))],
+        "satellite": [(1, weight(2, 2, 3, 4, 4)), (2, weight(1, 2, 3, 6, 4))],
+        "port": [(2, weight(3, 1, 3, 6, 4))],
+    }
+    check.same_postings(check.postings(rag11.bm25_index(corpus)), expected)
+
+
+@pytest.mark.grades("bm25_index")
+@pytest.mark.parametrize(
+    "corpus, keywords",
+    [
+        ([], {}),  # nothing to index
+        ([[]], {}),  # one empty document
+        ([[], ["a"]], {}),  # the empty one counts in the mean length
+        ([["x", "x", "x"], ["x"]], {}),  # df counts documents, not occurrences
+        ([["a", "b"], ["b", "c", "c", "c"]], {"k1": 2.0, "b": 0.3}),  # the settings reach the weights
+    ],
+)
+def test_bm25_index_small_corpora(rag11, corpus, keywords):
+    got = check.postings(rag11.bm25_index(corpus, **keywords))
+    check.same_postings(got, check.expected_postings(rag11, corpus, **keywords))
+
+
+VOCABULARY = ["orbit", "satellite", "lease", "port", "token", "2.6.1", "orb-4024", "x"]
+
+
+@pytest.mark.grades("bm25_index")
+@given(corpus=st.lists(st.lists(st.sampled_from(VOCABULARY), max_size=8), min_size=1, max_size=6),
+       k1=st.sampled_from([0.5, 1.2, 2.0]), b=st.sampled_from([0.0, 0.75, 1.0]))
+def test_property_bm25_index_as_the_docstring_says(rag11, corpus, k1, b):
+    check.same_postings(check.postings(rag11.bm25_index(corpus, k1, b)), check.expected_postings(rag11, corpus, k1, b))
+
+
+# ---- reciprocal_rank_fusion -------------------------------------------------------------
+
+
+@pytest.mark.grades("reciprocal_rank_fusion")
+@pytest.mark.parametrize(
+    "rankings, keywords, expected",
+    [
+        ([], {}, []),
+        ([[], []], {}, []),
+        ([["a", "b", "c"]], {}, ["a", "b", "c"]),  # one ranking: as it is
+        ([["a", "b", "c"], ["c", "a", "d"]], {}, ["a", "c", "b", "d"]),
+        ([["b", "a"], ["a", "b"]], {}, ["b", "a"]),  # a tie: the first met first
+        ([["x"], ["y"], ["z", "x"]], {}, ["x", "y", "z"]),  # x in two rankings; y and z tie
+        ([[3, 1], [2, 3]], {"k": 0}, [3, 2, 1]),  # 3: 1 + 1/2, 2: 1, 1: 1/2
+        ([["a", "c", "b"], ["d", "b"]], {"k": 1}, ["b", "a", "d", "c"]),  # b: 1/4 + 1/3 beats 1/2
+    ],
+)
+def test_reciprocal_rank_fusion_by_hand(rag11, rankings, keywords, expected):
+    check.expect(list(rag11.reciprocal_rank_fusion(rankings, **keywords)), expected)
+
+
+@pytest.mark.grades("reciprocal_rank_fusion")
+def test_reciprocal_rank_fusion_counts_ranks_from_1_with_k_60(rag11):
+    # "top" is first in one ranking: 1/61. "deep" is 61st and 62nd: 1/121 + 1/122, a little more.
+    # Counted from 0, "top" would have 1/60 and "deep" 1/120 + 1/121, a little less.
+    filler = [f"f{number}" for number in range(59)]
+    first, second = ["top", *filler, "deep"], [*(f"g{number}" for number in range(61)), "deep"]
+    fused = list(rag11.reciprocal_rank_fusion([first, second]))
+    assert fused.index("deep") < fused.index("top"), (
+        "'deep' (ranks 61 and 62) comes after 'top' (rank 1 alone), yet 1/121 + 1/122 > 1/61: ranks count from 1")
+
+
+@st.composite
+def rankings_of(draw):
+    return [draw(st.lists(st.integers(0, 12), unique=True, max_size=10)) for _ in range(draw(st.integers(0, 4)))]
+
+
+@pytest.mark.grades("reciprocal_rank_fusion")
+@given(rankings=rankings_of(), k=st.sampled_from([1, 10, 60]))
+def test_property_reciprocal_rank_fusion(rag11, rankings, k):
+    check.check_fused(list(rag11.reciprocal_rank_fusion(rankings, k)), rankings, k)
+
+
+# ---- convex_fusion ----------------------------------------------------------------------
+
+
+@pytest.mark.grades("convex_fusion")
+@pytest.mark.parametrize(
+    "words, meaning, alpha, expected",
+    [
+        ([], [], 0.5, []),
+        ([4.0], [0.3], 0.5, [0.0]),  # one candidate: each list has no range
+        ([0, 5, 10], [0.2, 0.4, 0.3], 0.5, [0.0, 0.75, 0.75]),
+        ([2, 4, 6], [0.9, 0.1, 0.5], 0.25, [0.25, 0.375, 0.875]),
+        ([12.5, 0.0], [0.1, 0.1], 0.7, [0.3, 0.0]),  # meaning ranks nothing: 0 for all
+        ([1, 3], [-1.0, 1.0], 1, [0.0, 1.0]),
+        ([1, 3], [-1.0, 1.0], 0, [0.0, 1.0]),
+    ],
+)
+def test_convex_fusion_by_hand(rag11, words, meaning, alpha, expected):
+    check.expect_close(list(rag11.convex_fusion(words, meaning, alpha)), expected)
+
+
+@pytest.mark.grades("convex_fusion")
+@given(data=st.data(), size=st.integers(1, 12), alpha=st.floats(0, 1))
+def test_property_convex_fusion_is_min_max_then_mixed(rag11, data, size, alpha):
+    words = data.draw(st.lists(st.floats(0, 40, allow_subnormal=False), min_size=size, max_size=size))
+    meaning = data.draw(st.lists(st.floats(-1, 1, allow_subnormal=False), min_size=size, max_size=size))
+    expected = [alpha * m + (1 - alpha) * w for w, m in zip(check.scaled(words), check.scaled(meaning))]
+    got = list(rag11.convex_fusion(words, meaning, alpha))
+    assert len(got) == size, f"returned {len(got)} scores for {size} candidates"
+    for number, (mine, theirs) in enumerate(zip(got, expected)):
+        assert math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-9), (
+            f"candidate {number}: returned {mine}, expected {theirs}")
+
+
+# ---- read_parents -----------------------------------------------------------------------
+
+PAGES = {"a": "Orbit runs jobs. Satellites dial out.", "b": "Tokens expire.", "c": "One line here."}
+UNITS = [("a", 0, 16), ("a", 17, 37), ("b", 0, 14), ("c", 0, 14), ("c", 0, 3)]
+PARENTS = [("a", 0, 37), ("b", 0, 14), ("c", 0, 14)]
+
+
+def handed(value):
+    """The spans read_parents returned, as tuples, whatever sequence types came back."""
+    return [tuple(span) for span in value]
+PARENT_OF = [0, 0, 1, 2, 2]
+
+
+@pytest.mark.grades("read_parents")
+@pytest.mark.parametrize(
+    "ranked, parent_of, budget, expected",
+    [
+        ([], PARENT_OF, 100, []),
+        ([1, 0], PARENT_OF, 100, [("a", 0, 37)]),  # two units of one parent: read once
+        ([2, 1, 4, 0, 3], PARENT_OF, 100, [("b", 0, 14), ("a", 0, 37), ("c", 0, 14)]),
+        ([0, 2], [None, 0, 1, 2, 2], 100, [("b", 0, 14)]),  # a unit without a parent
+        ([3, 2, 0], PARENT_OF, 0, []),  # no budget
+    ],
+)
+def test_read_parents_by_hand(rag11, ranked, parent_of, budget, expected):
+    check.expect(handed(rag11.read_parents(PAGES, ranked, UNITS, parent_of, PARENTS, budget)), expected)
+
+
+@pytest.mark.grades("read_parents")
+def test_read_parents_stops_when_the_budget_is_spent(rag11):
+    budget = count_tokens(PAGES["b"]) + count_tokens(PAGES["c"])  # exactly the first two parents
+    got = handed(rag11.read_parents(PAGES, [2, 3, 0], UNITS, PARENT_OF, PARENTS, budget))
+    check.expect(got, [("b", 0, 14), ("c", 0, 14)])
+
+
+@pytest.mark.grades("read_parents")
+@given(parent_of=st.lists(st.one_of(st.none(), st.sampled_from([0, 1, 2])), min_size=5, max_size=5),
+       data=st.data())
+def test_property_read_parents_each_parent_once_best_first(rag11, parent_of, data):
+    ranked = data.draw(st.lists(st.integers(0, 4), unique=True, max_size=5))
+    order = list(dict.fromkeys(parent_of[unit] for unit in ranked if parent_of[unit] is not None))
+    taken = data.draw(st.integers(0, len(order)))  # a budget of exactly the first `taken` parents
+    budget = sum(count_tokens(PAGES[PARENTS[p][0]][PARENTS[p][1]:PARENTS[p][2]]) for p in order[:taken])
+    got = handed(rag11.read_parents(PAGES, ranked, UNITS, parent_of, PARENTS, budget))
+    check.expect(got, [PARENTS[p] for p in order[:taken]])
