@@ -19,7 +19,7 @@ every request once the list is empty. They are:
 
 `server.texts_sent` lists every text it was sent, in order, and `server.environment(cache)`
 is what a learner sets to use it, so a test can run a whole lab against it and check that
-every text the lab embedded was sent here (tests/test_openai_embedder.py, for rag9 and rag10).
+every text the lab embedded was sent here (tests/test_openai_embedder.py, for rag9, rag10 and rag11).
 
 Run as a script it serves until stopped, and prints its URL and the settings to use it:
 

@@ -440,3 +440,12 @@ def test_rag9_with_the_openai_embedder_embeds_everything_at_the_server(server, t
     stdout, calls = run_lab_against(server, "rag9", tmp_path)
     check_every_embedding_went_to_the_server(server, calls)
     assert "256-token chunks, openai, text-embedding-3-small at" in stdout  # its table names the embedder
+
+
+@pytest.mark.heavy  # a whole lab that embeds the corpus at the server, as rag10's test does
+@pytest.mark.timeout(300)
+def test_rag11_with_the_openai_embedder_embeds_everything_at_the_server(server, tmp_path):
+    stdout, calls = run_lab_against(server, "rag11", tmp_path)
+    check_every_embedding_went_to_the_server(server, calls)
+    assert "for meaning and for rag7's chunks" in stdout  # the lab names the embedder before anything else
+    assert "test questions, openai, text-embedding-3-small at" in stdout  # its table of methods, too
