@@ -14,7 +14,7 @@
 # Elasticsearch and OpenSearch rank with), fuses it with rag10's ranking by
 # meaning in two ways, and hands the reader rag10's parents within the same
 # 1,000 tokens. Then it measures, with rag8's harness: words alone, meaning
-# alone (rag10), and both.
+# alone (rag10's units), and both.
 #
 # You write `search_terms` (what a word is, for search), `bm25_weight` (the
 # formula), `bm25_index` (the corpus's counts), `reciprocal_rank_fusion` and
@@ -428,22 +428,24 @@ def search(pages, questions, budget_tokens=BUDGET_TOKENS, title=TITLE, embedder=
 #
 # rag8's harness and rag10's figure: recall within 1,000 retrieved tokens,
 # by kind of question, on the test split. Words alone, meaning alone (which
-# is rag10's search: the lab checks it hands over the same spans), both
-# fused, and rag7's chunks with a chunk per table row, the course's
-# recommended chunker. Then questions of the test split, chosen by what the
+# is rag10's search by its units: the lab checks it hands over the same
+# spans), both fused, rag7's chunks with a chunk per table row (the course's
+# recommended chunker), and rag10's own search, which fuses its units'
+# ranking with rag7's chunks'. Then questions of the test split, chosen by what the
 # rankings found: one words find and meaning misses, one the other way round,
 # and one that only fusion finds (each where the split has one).
 
 # %%
-NAMES = {"words": "words (BM25)", "meaning": "meaning (rag10)", "RRF": f"both, RRF k={RRF_K}",
-         "weighted": "both, weighted", "rag7": "rag7, table rows"}
+NAMES = {"words": "words (BM25)", "meaning": "meaning (rag10 units)", "RRF": f"both, RRF k={RRF_K}",
+         "weighted": "both, weighted", "rag7": "rag7, table rows", "rag10": "rag10, fused"}
 
 
 def found_all(hybrid, questions, alpha):
-    """{method: each question's spans} for the four methods, and rag7's chunks with table rows."""
+    """{method: each question's spans} for the four methods, rag7's chunks with table rows, and rag10's search."""
     ranked = ranked_units(hybrid, [q["question"] for q in questions])
     hits = {method: [read(hybrid, rank(one, alpha)) for one in ranked] for method, rank in METHODS.items()}
     hits["rag7"] = rag10.baseline_hits("header + table rows", questions)
+    hits["rag10"] = rag10.search(hybrid.index.pages, [q["question"] for q in questions])
     return hits
 
 
@@ -705,8 +707,8 @@ def main():
     overlap = rag10.no_overlaps(spans)
     checks.check("no text handed over twice: no two spans of a question overlap", overlap is None,
                  f"{overlap[0]} and {overlap[1]}" if overlap else "")
-    same = hits["meaning"] == rag10.search(pages, [q["question"] for q in questions])
-    checks.check("meaning alone, read by read_parents, is rag10's search: the same spans", same)
+    same = hits["meaning"] == rag10.search(pages, [q["question"] for q in questions], with_chunks=False)
+    checks.check("meaning alone, read by read_parents, is rag10's search by its units: the same spans", same)
     only = next((example for example in chosen if example.label == "only fusion finds"), None)
     checks.check("fusion finds the lab's question, which neither words nor meaning alone finds", only is not None,
                  f"{only.question['id']}, after {only.tokens['RRF']} tokens" if only else "no such question")
