@@ -1,4 +1,4 @@
-"""The chunkers under test: the course's three and four peers, behind one interface; and lab rag10.
+"""The chunkers under test: the course's three and four peers, behind one interface; and labs rag10 and rag11.
 
 A `Contender` calls its library as a user would (`run`): that call is what
 the speed tables time. `located` turns its output into the course's `Chunk`s,
@@ -10,9 +10,10 @@ Every peer counts tokens with the course's offline cl100k_base
 downloaded: the peers' own shortcuts (`from_tiktoken_encoder`, a tokenizer
 name, a recipe from a hub) would fetch files at run time.
 
-Lab rag10 is no chunker: it matches small units and hands a reader spans of
-their parents within a token budget. It takes part as a `Retriever`, scored
-on the spans its `search` returns, with the same metrics.
+Labs rag10 and rag11 are no chunkers: they match small units (rag10 by
+meaning, rag11 by words and by meaning) and hand a reader spans of their
+parents within a token budget. Each takes part as a `Retriever`, scored on
+the spans its `search` returns, with the same metrics.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ rag5 = load_lab("rag5", SOLUTIONS)
 rag6 = load_lab("rag6", SOLUTIONS)
 rag7 = load_lab("rag7", SOLUTIONS)
 rag10 = load_lab("rag10", SOLUTIONS)
+rag11 = load_lab("rag11", SOLUTIONS)  # loads the same rag10, so both share rag10's INDEXES
 NON_SPACE = re.compile(r"\S|\Z")  # the next non-space character, or the end
 
 
@@ -119,20 +121,37 @@ COURSE = [ROWS, HEADED, RECURSIVE, MARKDOWN]  # the recommended chunker first, t
 
 @dataclass(frozen=True)
 class Retriever:
-    """A retriever of the course's that hands a reader spans, not chunks (lab rag10), scored on those spans."""
+    """A retriever of the course's that hands a reader spans, not chunks (labs rag10, rag11), scored on those spans."""
 
-    name: str
+    name: str  # ends with its lab: "(rag10)"
     search: Callable  # search(pages, questions, budget_tokens, title=..., embedder=...) -> [[(doc_id, start, end)]]
     index: Callable  # index(pages, title, embedder): what search builds once per set of pages
+    ranks: str = "by meaning"  # how it ranks rag10's units, for the notes under the tables
+    small_to_big: Callable = lambda index: index  # rag10's Index within what `index` builds
     course: bool = True
+
+    @property
+    def lab(self):
+        """The lab it comes from, for short headers: "rag10"."""
+        return self.name[self.name.rindex("(") + 1:-1]
 
     def sizes(self, pages, title, embedder):
         """(units matched, mean tokens of the parents read) in the index that search builds for `pages`."""
-        index = self.index(pages, title, embedder)
+        index = self.small_to_big(self.index(pages, title, embedder))
         return len(index.units), sum(chunk.n_tokens for _, chunk in index.parents) / max(len(index.parents), 1)
+
+    def note(self, units, tokens, kinds_of_unit):
+        """The start of the note under a table: its own sizes, the same at every size and overlap."""
+        return (f"({self.name}: the same at every size and overlap, its own: {units} units ranked {self.ranks}"
+                f" ({kinds_of_unit} of up to {rag10.UNIT_TOKENS} tokens, and the parents), parents of up to"
+                f" {rag10.PARENT_TOKENS} tokens read, {tokens:.0f} on average;")
 
 
 SMALL_TO_BIG = Retriever("small to big (rag10)", rag10.search, rag10.build_index)
+HYBRID = Retriever("hybrid search (rag11)", rag11.search, rag11.build_hybrid,
+                   ranks="by words (BM25) and by meaning, fused by reciprocal rank",
+                   small_to_big=lambda hybrid: hybrid.index)
+RETRIEVERS = [SMALL_TO_BIG, HYBRID]
 
 # --------------------------------------------------------------------------
 # LangChain: RecursiveCharacterTextSplitter, counting tiktoken tokens

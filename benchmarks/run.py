@@ -4,10 +4,11 @@
 
 The same questions and the same embedder go through the course's recursive,
 Markdown and Markdown + header chunkers (the recommended one, with a chunk per
-table row, first), lab rag10's small-to-big retrieval, and through LangChain's
-recursive splitter (default and Markdown separators), semchunk and chonkie's
-recursive chunker, all counting cl100k_base tokens; then rag10's indexing and
-every chunker are timed. The output is Markdown tables, which the README shows
+table row, first), lab rag10's small-to-big retrieval and lab rag11's hybrid
+search, and through LangChain's recursive splitter (default and Markdown
+separators), semchunk and chonkie's recursive chunker, all counting
+cl100k_base tokens; then rag10's and rag11's indexing and queries and every
+chunker are timed. The output is Markdown tables, which the README shows
 as printed.
 
 The peers are not part of the course: install them in a venv of their own
@@ -25,7 +26,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from academy_llm import CL100K_SPECIAL_TOKENS, EMBEDDERS, corpus_pages, embedder_name
+from academy_llm import CL100K_SPECIAL_TOKENS, EMBEDDERS, corpus_pages, corpus_questions, embedder_name
 
 import chroma
 import indexing
@@ -124,7 +125,7 @@ def main():
         orbit.run(args.embedder, orbit_sizes)
     pages = list(corpus_pages().values())
     datasets = [("Orbit", orbit_sizes[0], [(orbit.rag8.TITLE, page) for page in pages])]
-    rag10_titles = [orbit.rag8.TITLE]  # the title rag10 is given on each dataset
+    asked = [(orbit.rag8.TITLE, [q["question"] for q in corpus_questions("test")])]  # the retrievers' title, questions
     if args.no_chroma or not (args.chroma_data / "questions_df.csv").is_file():
         reason = "--no-chroma" if args.no_chroma else f"no data in {args.chroma_data}"
         print(f"\n(Chroma's benchmark skipped: {reason})")
@@ -132,9 +133,9 @@ def main():
         chroma_sizes = chroma.SIZES[:1] if args.quick else chroma.SIZES
         if not args.speed_only:
             chroma.run(args.embedder, args.chroma_data, chroma_sizes)
-        corpora, _ = chroma.load(args.chroma_data)
+        corpora, questions = chroma.load(args.chroma_data)
         datasets.append(("Chroma", chroma_sizes[0], chroma.titled(corpora)))
-        rag10_titles.append(chroma.NO_TITLE)
+        asked.append((chroma.NO_TITLE, [q["question"] for q in questions]))
 
     real, refused = real_markdown_documents()
     datasets.append(("real Markdown", REAL_MARKDOWN_SIZE, real))
@@ -142,9 +143,8 @@ def main():
           f"timed at {REAL_MARKDOWN_SIZE} tokens; left out, as LangChain's and chonkie's tiktoken calls raise on "
           f"the text of a special token in them: {', '.join(refused) or 'none'})")
 
-    if not args.speed_only:  # rag10's indexing on the datasets with questions (the real Markdown has none)
-        indexing.indexing_table([(*dataset, title) for dataset, title in zip(datasets, rag10_titles)], runs,
-                                args.embedder)
+    if not args.speed_only:  # the retrievers on the datasets with questions (the real Markdown has none)
+        indexing.indexing_table([(*dataset, *titled) for dataset, titled in zip(datasets, asked)], runs, args.embedder)
     speeds = speed.speed_table(datasets, runs)
     steps = speed.GROWTH[:2] if args.quick else speed.GROWTH
     growth = speed.growth_table(pages, orbit_sizes[0], 1 if args.quick else 3, steps)
