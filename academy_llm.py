@@ -18,6 +18,7 @@ scores on every machine, with no network (but for the "openai" embedder).
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import os
@@ -122,6 +123,7 @@ def count_tokens(text: str) -> int:
     return len(encode(text))
 
 
+@functools.lru_cache(maxsize=8)
 def token_positions(text: str) -> tuple[np.ndarray, np.ndarray]:
     """(starts, numbers): where tokens start in `text`, as compact arrays.
 
@@ -131,7 +133,19 @@ def token_positions(text: str) -> tuple[np.ndarray, np.ndarray]:
     begins inside a multi-byte character is not in `starts`, but `numbers`
     still counts it: the tokens between two offsets are a difference of two
     numbers, exact even for emoji.
+
+    The last few texts' answers are kept (read-only arrays), so a page that
+    several chunkers read in a row (rag10 builds its parents, its units and
+    rag7's chunks of each page) is tokenized once.
     """
+    starts, numbers = _token_positions(text)
+    starts.setflags(write=False)
+    numbers.setflags(write=False)
+    return starts, numbers
+
+
+def _token_positions(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """token_positions, computed."""
     if not text:
         return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
     try:

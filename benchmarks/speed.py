@@ -21,7 +21,7 @@ import re
 import time
 from functools import partial
 
-from academy_llm import tokenizer
+from academy_llm import token_positions, tokenizer
 
 from chunkers import CONTENDERS, COURSE, MARKDOWN, PEERS, RECURSIVE, taking_part
 from tables import table
@@ -76,13 +76,18 @@ def chunk_all(contender, documents, size, overlap):
 
 
 def race(entries, runs):
-    """{name: best CPU seconds} of entries {name: (work, forget)}: one warm-up call each, then `runs` rounds."""
+    """{name: best CPU seconds} of entries {name: (work, forget)}: one warm-up call each, then `runs` rounds.
+
+    Each round starts with the course tokenizer's memo of recent texts emptied (token_positions keeps
+    the last few), so that no run is timed on a text an earlier run tokenized.
+    """
     for work, _ in entries.values():
         work()
     best = dict.fromkeys(entries, math.inf)
     for _ in range(runs):
         for name, (work, forget) in entries.items():
             forget()
+            token_positions.cache_clear()
             gc.collect()
             began = time.process_time()
             work()
