@@ -332,6 +332,7 @@ print(rows.shape[0])
 """
 
 
+@pytest.mark.heavy  # two fresh interpreters importing numpy and the embedder: 6 s of the default tier
 def test_two_processes_at_once_on_one_cache_lose_nothing(server, env, cache_dir):
     environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     start = str(time.time() + 3)  # after both have imported numpy (if one is late, they still overlap)
@@ -426,6 +427,7 @@ def check_every_embedding_went_to_the_server(server, calls):
     assert len(sent) == len(embedded)  # each once: the cache answered every repeat
 
 
+@pytest.mark.heavy  # a whole lab at the server, as rag9's and rag11's: 10 s of the default tier
 @pytest.mark.timeout(300)  # a whole lab, beside the labs other tests run
 def test_rag10_with_the_openai_embedder_embeds_everything_at_the_server(server, tmp_path):
     stdout, calls = run_lab_against(server, "rag10", tmp_path)
