@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from academy_llm import embed, token_positions
+from academy_llm import embed
 
 from chunkers import RETRIEVERS, ROWS, SMALL_TO_BIG, rag10, rag11
 from speed import race
@@ -39,10 +39,9 @@ def forget_lines():
 
 
 def forget_embeddings():
-    """Empty rag10's and rag11's indexes, wordllama's memo of lines and the tokenizer's of texts."""
+    """Empty rag10's and rag11's indexes and wordllama's memo of lines (race empties the tokenizer's itself)."""
     rag10.INDEXES.clear()
     rag11.HYBRIDS.clear()
-    token_positions.cache_clear()
     forget_lines()
 
 

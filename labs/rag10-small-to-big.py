@@ -44,7 +44,7 @@ from labkit import Case, Invariants, load_lab, returns, run_lab
 rag5 = load_lab("rag5")  # SEAMS, TokenIndex, split_at_seams, pack: sentences, token counts, long units cut
 rag6 = load_lab("rag6")  # split_lines, body_start_of, scan_blocks: a page's blocks
 rag7 = load_lab("rag7")  # header_chunks: the parents
-rag8 = load_lab("rag8")  # the metrics and the harness, for the comparison
+rag8 = load_lab("rag8")  # the metrics and the harness, for the comparison; its recommended chunks, for the search
 
 TITLE = "Orbit docs"
 PARENT_TOKENS = 192  # the parents: rag7's chunks at this budget, without overlap, none longer
@@ -259,7 +259,7 @@ def build_index(pages, title=TITLE, embedder=None):
                     parent_of.append(len(parents) + owner)
                     sizes.append(tokens.estimate(start, end))
             ends = [parent.end for parent in page_parents]
-            for chunk in recommended_chunks(text, title):
+            for chunk in rag8.recommended_chunks(text, CHUNK_TOKENS, title) if text else []:
                 chunks.append((doc_id, chunk))
                 chunk_parents.append([len(parents) + row for row in rows_under(chunk, page_parents, ends)])
             parents += [(doc_id, chunk) for chunk in page_parents]
@@ -273,13 +273,6 @@ def build_index(pages, title=TITLE, embedder=None):
         INDEXES[key] = Index(dict(pages), parents, units, parent_of, vectors, parent_unit, with_parent,
                              chunks, chunk_vectors, chunk_parents)
     return INDEXES[key]
-
-
-def recommended_chunks(text, title):
-    """rag7's recommended chunks of a page, as rag8 measured them: headers, a chunk per table row, overlap."""
-    if not text:
-        return []
-    return rag7.with_table_rows(text, rag7.header_chunks(text, title, CHUNK_TOKENS, CHUNK_TOKENS // 8), CHUNK_TOKENS)
 
 
 def rows_under(chunk, parents, ends):
@@ -490,12 +483,14 @@ def search(pages, questions, budget_tokens=BUDGET_TOKENS, title=TITLE, embedder=
         return [[] for _ in questions]
     question_vectors = embed(list(questions), embedder)
     rankings = np.argsort(-unit_scores(index, question_vectors), axis=1, kind="stable")[:, :DEPTH]
-    by_chunk = np.argsort(-(question_vectors @ index.chunk_vectors.T), axis=1, kind="stable")[:, :DEPTH]
+    if with_chunks:
+        by_chunk = np.argsort(-(question_vectors @ index.chunk_vectors.T), axis=1, kind="stable")[:, :DEPTH]
     results = []
-    for ranked, chunks in zip(rankings, by_chunk):
-        by_units = [(parent, (index.units[unit].start, index.units[unit].end))
-                    for parent, unit in best_parents([int(row) for row in ranked], index.parent_of)]
-        ranked_parents = fused_parents([by_units, parents_by_chunks(index, chunks)]) if with_chunks else by_units
+    for number, ranked in enumerate(rankings):
+        ranked_parents = [(parent, (index.units[unit].start, index.units[unit].end))
+                          for parent, unit in best_parents([int(row) for row in ranked], index.parent_of)]
+        if with_chunks:
+            ranked_parents = fused_parents([ranked_parents, parents_by_chunks(index, by_chunk[number])])
         candidates = []
         for parent, unit in ranked_parents:
             doc_id, chunk = index.parents[parent]

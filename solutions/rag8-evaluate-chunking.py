@@ -265,9 +265,14 @@ def paragraphs_with_title(text, size):
     return [make_chunk(text, start, end, header=title) for start, end in spans if start < end]
 
 
+def recommended_chunks(text, size, title=TITLE):
+    """The course's recommended chunker: rag7's chunks with their header, a chunk per table row, overlap an eighth."""
+    return rag7.with_table_rows(text, rag7.header_chunks(text, title, size, size // 8), size)
+
+
 RECOMMENDED = "header + table rows"
 STRATEGIES = {
-    RECOMMENDED: lambda text, size: rag7.with_table_rows(text, rag7.header_chunks(text, TITLE, size, size // 8), size),
+    RECOMMENDED: recommended_chunks,
     "whole page": lambda text, size: [make_chunk(text, 0, len(text))],
     "paragraphs + title": paragraphs_with_title,
     "word windows": lambda text, size: rag4.word_windows(text, size * 3 // 4, size * 3 // 32),
