@@ -26,7 +26,9 @@ import functools
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -66,13 +68,30 @@ def pytest_addoption(parser):
                     help="write each grading test's time to this file (run it on the reference)")
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
+    own_temporary_folder(config)
     config.addinivalue_line("markers", "grade(lab): a grading test of `lab`")
     config.addinivalue_line("markers", "grades(function): the student-written function a grading test judges")
     config.addinivalue_line("markers", "slow: a big input, run only with `pytest -m slow`")
     config.addinivalue_line("markers", "heavy: the deeper tier CI also runs (`pytest -m heavy`): "
                             "the grader against faults and cheats, a class, every mutation")
     config.pluginmanager.register(GradeBook(config), "grade-book")
+
+
+def own_temporary_folder(config) -> None:
+    """Give this run a temporary folder of its own (pytest's --basetemp), removed when it ends.
+
+    pytest's shared /tmp/pytest-of-USER keeps its last runs, with the copies of
+    the reference some tests make, unless told to keep none; and told so, it
+    drops the lock that keeps a second run beside it from deleting the first
+    one's live folder. A private folder per run does both: two runs side by
+    side never meet, and nothing a run made outlives it.
+    """
+    if config.option.basetemp is None:
+        folder = tempfile.mkdtemp(prefix="pytest-run-")
+        config.option.basetemp = folder
+        config.add_cleanup(functools.partial(shutil.rmtree, folder, ignore_errors=True))
 
 
 def pytest_collection_finish(session):

@@ -4,7 +4,7 @@ Several tests copy the reference solutions into a temporary folder (a class of
 students, planted faults, mutants). A copy left behind after the run would be
 something a graded lab could find (issue 21), so every such folder is made
 here and removed at exit; pytest's own tmp_path folders are not kept either
-(tmp_path_retention_policy in pyproject.toml).
+(each run has a --basetemp of its own: own_temporary_folder in conftest.py).
 """
 
 import atexit
