@@ -211,20 +211,37 @@ class LabFolder:
             if path is None:
                 self.labs[lab, hidden] = MissingLab(reason)
             else:
-                self.labs[lab, hidden] = remote.RemoteLab(lab, path, self.files(), self.given(lab),
-                                                          self.forbidden(), self.isolation)
+                self.labs[lab, hidden] = remote.RemoteLab(
+                    lab, path, self.files(), self.given(lab), self.forbidden(), self.isolation,
+                    before_start=functools.partial(self.close_the_other_kind, hidden))
         if prestart_next and (lab, hidden) not in self.called:
             self.called.add((lab, hidden))
             self.prestart_after((lab, hidden))
         return self.labs[lab, hidden]
 
+    def close_the_other_kind(self, hidden: bool) -> None:
+        """Stop every worker of the other kind (hidden, or public) before one of this kind is called.
+
+        A hidden test's worker has seen hidden inputs; were it alive while a
+        public test's worker runs, the two could talk, and a hidden input would
+        reach a message the student sees. So the two kinds never run at once.
+        """
+        for (_, other), lab in self.labs.items():
+            if other != hidden and isinstance(lab, remote.RemoteLab):
+                lab.close()
+
     def prestart_after(self, opened: tuple) -> None:
-        """Start the worker the tests will call after `opened`'s, so that it loads while they run."""
+        """Start the worker the tests will call after `opened`'s, so that it loads while they run
+        (not one of the other kind: see close_the_other_kind)."""
         following = self.order[self.order.index(opened) + 1:] if opened in self.order else []
-        if following and following[0] not in self.labs:
+        if following and following[0] not in self.labs and following[0][1] == opened[1]:
             upcoming = self.open(*following[0], prestart_next=False)
             if isinstance(upcoming, remote.RemoteLab):  # a missing lab has no worker to start
                 upcoming.prestart()
+
+    def walls(self) -> list:
+        """The kernel's walls the workers put up (lockdown.py), or said they could not, each named once."""
+        return list(dict.fromkeys(wall for lab in self.labs.values() for wall in getattr(lab, "walls", [])))
 
     def refusals(self, lab: str) -> list:
         """What the wall refused the lab, in its public and its hidden workers."""
@@ -412,7 +429,8 @@ class GradeBook:
         report = self.report()
         write = terminalreporter.write_line
         terminalreporter.section("grades")
-        write(f"lab folder: {report['lab_dir']} (isolation: {report['isolation']})")
+        walls = f"; {', '.join(report['walls'])}" if report["walls"] else ""
+        write(f"lab folder: {report['lab_dir']} (isolation: {report['isolation']}{walls})")
         for name, lab in report["labs"].items():
             write(f"  {name:<8} {lab['earned']:>6.2f} / {lab['possible']:<4g}"
                   + (f"  ({'; '.join(lab['warnings'] + lab['flags'])})" if lab["warnings"] or lab["flags"] else ""))
@@ -453,6 +471,7 @@ class GradeBook:
             "course_commit": course_commit(),
             "lab_dir": str(self.folder),
             "isolation": self.lab_folder.isolation,
+            "walls": self.lab_folder.walls(),
             "earned": round(sum(lab["earned"] for lab in labs.values()), 2),
             "possible": round(sum(lab["possible"] for lab in labs.values()), 2),
             "labs": dict(sorted(labs.items(), key=lambda item: lab_number(item[0]))),

@@ -49,6 +49,12 @@ DEFAULT_USER = "chunking-worker"
 USER_PROCESSES = 256  # RLIMIT_NPROC (threads count) of the dedicated user: a fork bomb stops here
 SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/certs/ca-certificates.crt")
+# The installed packages the grader judges with: a worker must not reach them (a lab calling markdown-it-py
+# would have rag6's rules answered; bm25s, rag11's weights).
+HIDDEN_PACKAGES = ("markdown_it", "bm25s")
+DEVICES = ("/dev/null", "/dev/urandom")  # what a worker may open in /dev (it writes only to /dev/null)
+TMP_SIZE = 16 << 20  # bytes: the sandbox's /tmp (Landlock keeps writes out of it, where the kernel has it)
+SCRATCH_SIZE = 256 << 20  # bytes: the sandbox's scratch folder, a tmpfs that ends with it
 
 
 class Unavailable(Exception):
@@ -158,7 +164,7 @@ def namespace_options() -> list[str]:
     """bubblewrap's walls: every namespace new, an unprivileged uid, nothing outliving the grader."""
     return ["--unshare-all", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "worker",
             "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
+            "--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp", "--dir", "/var/tmp"]
 
 
 def system_binds() -> list[str]:
@@ -185,13 +191,37 @@ def python_paths() -> list[str]:
     return sorted(paths)
 
 
-def sandbox_command(argv: list[str], readable: tuple, scratch: str, environment: dict) -> list[str]:
-    """`argv` inside a fresh bubblewrap sandbox that reads only `readable` and writes only `scratch`."""
+@functools.cache
+def hidden_paths() -> tuple:
+    """Where HIDDEN_PACKAGES are installed: folders no worker may read."""
+    import importlib.util
+
+    found = []
+    for name in HIDDEN_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        found += list(spec.submodule_search_locations or []) if spec else []
+    return tuple(sorted(os.path.realpath(path) for path in found))
+
+
+def worker_reads(readable: tuple) -> list:
+    """Everything a worker may read: the system's libraries, the Python installation (less the
+    hidden packages), its own process's /proc, and `readable` (the course's helper, its code, the labs).
+    Landlock holds it to this list in every layer (lockdown.py); the sandbox shows it nothing else."""
+    system = [path for path in SYSTEM_TREES + SYSTEM_FILES if os.path.exists(path)]
+    return sorted(set(system) | set(python_paths()) | set(readable) | set(DEVICES) | {"/proc/self"})
+
+
+def sandbox_command(argv: list[str], readable: tuple, scratch: str, environment: dict, empty: str) -> list[str]:
+    """`argv` inside a fresh bubblewrap sandbox that reads only `readable` and writes only `scratch`,
+    a tmpfs of its own; the hidden packages are covered by `empty`, an empty folder."""
     options = [shutil.which("bwrap"), *namespace_options(), *system_binds()]
     for path in sorted(set(python_paths()) | set(readable)):
         if os.path.exists(path):
             options += ["--ro-bind", path, path]
-    options += ["--bind", scratch, scratch, "--remount-ro", "/", "--chdir", scratch, "--clearenv"]
+    for path in hidden_paths():
+        options += ["--ro-bind", empty, path]
+    options += ["--size", str(SCRATCH_SIZE), "--tmpfs", scratch, "--remount-ro", "/", "--chdir", scratch,
+                "--clearenv"]
     for key, value in sorted(environment.items()):
         options += ["--setenv", key, value]
     return [*options, "--", *argv]

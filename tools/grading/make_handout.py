@@ -47,6 +47,7 @@ STUDENT_TESTS = (
     "tools/grading/confine.py",
     "tools/grading/remote.py",
     "tools/grading/wire.py",
+    "tools/grading/lockdown.py",
     "tools/grading/points.py",
     "tools/grading/profiles.py",
     "tools/grading/grading_checks.py",

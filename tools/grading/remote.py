@@ -47,6 +47,7 @@ import labkit.running
 
 GRADING = Path(__file__).resolve().parent  # the grader's machinery: this folder
 WORKER = GRADING / "worker.py"
+WORKER_FILES = ("worker.py", "wire.py", "lockdown.py")  # the worker's own code, all it runs of the grader's
 STARTUP_LIMIT = 120.0  # seconds for a worker to load what it trusts (not the lab), on a busy machine
 LAB_LOAD_FLOOR = 10.0  # seconds at least for importing the lab itself
 CPU_SECONDS = 900  # a worker's own backstop: its whole life's CPU time
@@ -183,8 +184,9 @@ def worker_environment(scratch: str) -> dict:
 def readable_for(config: dict) -> tuple:
     """What a worker reads: the course's helper, its own code, the labs it is given, the student's folder."""
     course = Path(config["course"])
-    helper = [course / "academy_llm.py", course / "labkit", course / "datasets", course / "assets"]
-    code = [WORKER, GRADING / "wire.py"]
+    helper = [course / "academy_llm.py", course / "labkit", course / "datasets", course / "assets",
+              course / "labs" / "hints"]  # the hints every student has: a lab loads its own
+    code = [GRADING / name for name in WORKER_FILES]
     return tuple(map(str, [*helper, *code, *config["given"].values(), config["lab_dir"]]))
 
 
@@ -197,8 +199,8 @@ def copies_for_the_user(config: dict, home: Path) -> dict:
     code, given, lab = home / "code", home / "given", home / "lab"
     for folder in (code, given, lab):
         folder.mkdir()
-    for path in (WORKER, GRADING / "wire.py"):
-        shutil.copy(path, code / path.name)
+    for name in WORKER_FILES:
+        shutil.copy(GRADING / name, code / name)
     config = dict(config, grading=str(code), lab_dir=str(lab), file=str(lab / Path(config["file"]).name),
                   given={name: str(shutil.copy(path, given)) for name, path in config["given"].items()},
                   files={name: str(shutil.copy(path, lab)) for name, path in config["files"].items()})
@@ -268,10 +270,14 @@ class Worker:
             confine.share_with_user(self.scratch)
         if isolation == confine.SANDBOX:  # the sandbox's own first process is the worker's parent
             config = dict(config, grader_pid=None)
+        config = dict(config, readable=confine.worker_reads(readable_for(config)),
+                      hidden=list(confine.hidden_paths()))
         environment = worker_environment(str(self.scratch))
         argv = [sys.executable, "-E", "-s", "-B", str(Path(config["grading"]) / "worker.py"), json.dumps(config)]
         if isolation == confine.SANDBOX:
-            argv = confine.sandbox_command(argv, readable_for(config), str(self.scratch), environment)
+            empty = self.home / "empty"
+            empty.mkdir()
+            argv = confine.sandbox_command(argv, readable_for(config), str(self.scratch), environment, str(empty))
         options = {}
         if not confine.portable():
             options = {"start_new_session": True, "preexec_fn": set_limits}
@@ -370,7 +376,9 @@ class RemoteLab:
     wall its workers run behind (confine.py).
     """
 
-    def __init__(self, name: str, path: Path, files: dict, given: dict, forbidden: list, isolation: str):
+    def __init__(self, name: str, path: Path, files: dict, given: dict, forbidden: list, isolation: str,
+                 before_start=None):
+        self._before_start = before_start  # called before any worker of this lab starts
         self._config = {
             "lab": name, "file": str(path), "lab_dir": str(path.parent),
             "files": {lab: str(file) for lab, file in files.items()},
@@ -386,6 +394,7 @@ class RemoteLab:
         self._unavailable = None  # why the lab cannot be loaded, once known
         self.last_call = ""  # the call a failing test met last, for its one-line reason
         self.refusals: list[str] = []  # everything the wall refused, for the lab's report
+        self.walls: list[str] = []  # the kernel's walls its last worker put up (lockdown.py)
 
     def __repr__(self):
         return f"<{self._name} lab, run in a worker>"
@@ -418,18 +427,24 @@ class RemoteLab:
         """Start a worker now, to load in the background while other tests run: most of a
         worker's cost is its start-up (about a second), and the grader runs two per lab."""
         if self._worker is None and self._spare is None and not self._unavailable:
-            self._spare = Worker(self._config, self._isolation)
+            self._spare = self._new_worker()
+
+    def _new_worker(self) -> Worker:
+        if self._before_start is not None:
+            self._before_start()
+        return Worker(self._config, self._isolation)
 
     def _start(self) -> Worker:
         """The running worker, started (and the lab loaded) if there is none."""
         if self._worker is not None:
             return self._worker
         started = time.monotonic()
-        worker, self._spare = self._spare or Worker(self._config, self._isolation), None
+        worker, self._spare = self._spare or self._new_worker(), None
         try:
             ready = worker.receive(STARTUP_LIMIT)
             if ready is None or ready.get("ready") != "trusted":
                 raise LabUnavailable(self._startup_failure(worker, ready))
+            self.walls = ready["walls"]
             Clock.excuse(time.monotonic() - started)
             self._worker = worker
             reply = self._wait(worker, max(Clock.for_a_call(), LAB_LOAD_FLOOR), f"importing {self._name}",
@@ -505,6 +520,13 @@ class RemoteLab:
         if self._worker is not None:
             self._worker.stop()
             self._worker = None
+
+    def close(self) -> None:
+        """Stop its workers, the spare too; a later call starts a fresh one."""
+        self._stop()
+        if self._spare is not None:
+            self._spare.stop()
+            self._spare = None
 
 
 def rebuilt_error(error: dict, what: str, lab: str) -> BaseException:

@@ -46,7 +46,7 @@ MAX_CONTAINERS = 2_000_000  # lists and objects in one message: about 100 bytes 
 MAX_DIMENSIONS = 32  # numpy's own limit on an array's dimensions
 NUMBER_KINDS = "biuf"  # bool, int, unsigned, float: the arrays that cross
 MESSAGE_TEXT = 20_000  # characters of a reply's error, output or refusal that are kept
-REPLY_KEYS = {"ready", "value", "error", "output", "refused"}
+REPLY_KEYS = {"ready", "walls", "value", "error", "output", "refused"}
 REPR_LIMIT = 120
 
 
@@ -281,4 +281,6 @@ def reply(line: bytes) -> dict:
     message["output"] = str(message.get("output", ""))[:MESSAGE_TEXT]
     if "ready" in message:
         message["ready"] = str(message["ready"])[:20]
+    walls = message.get("walls", [])  # sent before the lab's code runs: the kernel's walls it got
+    message["walls"] = [str(item)[:80] for item in walls[:4]] if isinstance(walls, list) else []
     return message

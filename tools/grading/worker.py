@@ -43,6 +43,7 @@ sys.path[:0] = [CONFIG["course"], CONFIG["grading"]]  # academy_llm, labkit and 
 import academy_llm  # noqa: E402
 import labkit  # noqa: E402
 import labkit.loading  # noqa: E402
+import lockdown  # noqa: E402
 import wire  # noqa: E402
 
 # The grader's folder leaves the path, the script's own entry too: an import a lab makes later
@@ -180,6 +181,44 @@ def load_exact(name: str, resolved):
     spec.loader.exec_module(module)
     labkit.loading.loaded_labs[resolved] = module
     return module
+
+
+# ---- source only ------------------------------------------------------------------
+
+
+def source_only_imports(lab_dir: str) -> None:
+    """From now on, every module is compiled from its source text: no bytecode is read, none written.
+
+    A .pyc beside a lab (in __pycache__, or on its own in the lab's folder)
+    could hold other code than the source the grader reads and the similarity
+    check compares. Python looks for cached bytecode under sys.pycache_prefix
+    when it is set: under /dev/null, where nothing can ever exist. The finder
+    for each folder knows no sourceless loader, and in the student's folder
+    neither native modules nor zip files are imported, only .py files.
+    """
+    from importlib.machinery import EXTENSION_SUFFIXES, SOURCE_SUFFIXES, ExtensionFileLoader, FileFinder
+    from importlib.machinery import SourceFileLoader
+
+    sys.dont_write_bytecode = True
+    sys.pycache_prefix = "/dev/null/no-bytecode"
+    student = os.path.normpath(lab_dir) + os.sep
+    everywhere = ((ExtensionFileLoader, EXTENSION_SUFFIXES), (SourceFileLoader, SOURCE_SUFFIXES))
+
+    def finder(path: str):
+        if not os.path.isdir(path or "."):
+            raise ImportError("only folders", path=path)
+        inside = (os.path.normpath(os.path.abspath(path or ".")) + os.sep).startswith(student)
+        return FileFinder(path, *(everywhere[1:] if inside else everywhere))
+
+    def no_zip_in_the_lab(path: str):
+        if (os.path.normpath(os.path.abspath(path or ".")) + os.sep).startswith(student):
+            raise ImportError("no zip imports from the student's folder", path=path)
+        return zipimporter(path)
+
+    from zipimport import zipimporter
+
+    sys.path_hooks[:] = [no_zip_in_the_lab, finder]
+    sys.path_importer_cache.clear()
 
 
 # ---- the wall ------------------------------------------------------------------------
@@ -416,7 +455,7 @@ def serve(module) -> None:
 
 
 def main() -> None:
-    sys.dont_write_bytecode = True  # importing a lab must not write beside it
+    source_only_imports(CONFIG["lab_dir"])
     quiet_standard_streams()
     if not CONFIG["portable"]:
         die_with_the_grader()
@@ -424,8 +463,10 @@ def main() -> None:
     given = load_trusted()
     redirect_load_lab(given)
     os.chdir(CONFIG["scratch"])
+    walls = [] if CONFIG["portable"] else lockdown.put_up(CONFIG["readable"], [CONFIG["scratch"], "/dev/null"],
+                                                          CONFIG["hidden"])
     install_audit_hook(CONFIG["forbidden"], CONFIG["scratch"])
-    send({"ready": "trusted"})
+    send({"ready": "trusted", "walls": walls})
     loaded = run(lambda: load_file(CONFIG["lab"], CONFIG["file"]), (), {})
     if "error" in loaded:
         loaded["refused"] = refused[:]
