@@ -134,7 +134,8 @@ def landlock(readable: list, writable: list, hidden: list) -> str:
 ALLOW, KILL = 0x7FFF0000, 0x80000000
 LD, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, JGE, JSET, BPF_RET|K
 CLONE_THREAD = 0x00010000
-LOCK_COMMANDS = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)  # F_GETLK F_SETLK F_SETLKW F_OFD_* F_SETLEASE F_GETLEASE F_NOTIFY
+# F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_GETLEASE, F_NOTIFY
+LOCK_COMMANDS = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
 
 # (audit arch, seccomp's own call number, x32's bit or 0, {name: number}), from the kernel's tables
 ARCHITECTURES = {

@@ -1,0 +1,146 @@
+"""The kernel's walls around a worker (lockdown.py) and what a worker may load, each tried by a lab that
+first turns the audit hook off (the red team's kit.break_the_wall), so that only the kernel stands in its way:
+
+- two workers side by side share nothing: no lock, file, socket or means of watching the other;
+- a worker reads only what it is given (not the grader's judges) and writes only its scratch, which is
+  bounded, as the sandbox's /tmp is;
+- a lab is compiled from its source: bytecode handed in beside it is never run;
+- the audit hook refuses what is not on its allowlist (sqlite3's own file opening, say);
+- a hidden test's worker has ended before a public test's worker starts.
+
+Each runs in every layer this machine gives (the sandbox where bubblewrap works, and a plain process).
+
+    python -m pytest -m heavy tests/test_walls.py
+"""
+
+import importlib._bootstrap_external as bytecode
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+
+import confine
+import pytest
+import remote
+from redteam.attacks import lab_source
+
+ROOT = Path(__file__).resolve().parent.parent
+FORBIDDEN = [ROOT / name for name in confine.CLOSED_FOLDERS]
+LAYERS = [confine.PROCESS] + ([] if confine.bwrap_works() else [confine.SANDBOX])
+CHANNELS = ("flock", "posix-lock", "ofd-lock", "tmp", "shm", "socket", "inotify", "mincore", "sysv-queue",
+            "keyring", "signal")
+
+pytestmark = [pytest.mark.heavy, pytest.mark.skipif(sys.platform != "linux", reason="the walls are Linux's")]
+
+
+def attack_lab(folder: Path, module: str, isolation: str, token: str = "walls") -> remote.RemoteLab:
+    """A rag4 made of the stub and the red team's `module`, ready to be called in a worker."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "rag4-chunking.py"
+    path.write_text(lab_source("rag4", module, {"token": token, "port": 9}), encoding="utf-8")
+    return remote.RemoteLab("rag4", path, {"rag4": path}, {}, FORBIDDEN, isolation)
+
+
+def plain_lab(folder: Path, source: str, isolation: str) -> remote.RemoteLab:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "rag4-chunking.py"
+    path.write_text(source, encoding="utf-8")
+    return remote.RemoteLab("rag4", path, {"rag4": path}, {}, FORBIDDEN, isolation)
+
+
+@pytest.mark.parametrize("isolation", LAYERS)
+def test_two_workers_side_by_side_share_nothing(tmp_path, isolation):
+    sender = attack_lab(tmp_path / "sender", "relay", isolation)
+    receiver = attack_lab(tmp_path / "receiver", "relay", isolation)
+    try:
+        held = sender.word_windows("send", 3)
+        seen = receiver.word_windows("receive", 3)
+    finally:
+        sender.close()
+        receiver.close()
+    assert "hook" not in held and "hook" not in seen, "the relay could not turn the audit hook off"
+    crossed = [channel for channel in CHANNELS if seen.get(channel)]
+    assert crossed == [], f"{isolation}: what the sender held {held}, the receiver saw through {crossed}"
+
+
+@pytest.mark.parametrize("isolation", LAYERS)
+def test_a_worker_reads_no_judge_and_writes_only_its_bounded_scratch(tmp_path, isolation):
+    lab = attack_lab(tmp_path / "reader", "reader", isolation)
+    try:
+        found = lab.word_windows(str(ROOT / "tests"), 3)
+    finally:
+        lab.close()
+    assert "hook" not in found, "the reader could not turn the audit hook off"
+    assert found["markdown_it"] != "imported" and found["bm25s"] != "imported", found
+    assert found["tmp"] != "written" and found["course"] != "written", found
+    assert not Path("/tmp/walls-left-behind").exists() and not (ROOT / "tests" / "walls-left-behind").exists()
+    if isolation == confine.SANDBOX:
+        assert found["scratch MB"] <= confine.SCRATCH_SIZE >> 20, found
+
+
+def planted_bytecode(folder: Path) -> Path:
+    """The stub of rag4, with a __pycache__ .pyc beside it compiled from the reference and stamped with
+    the stub's own time and size, so that Python's cache check takes it for the stub's bytecode."""
+    folder.mkdir(parents=True)
+    stub = folder / "rag4-chunking.py"
+    shutil.copy(ROOT / "labs" / "rag4-chunking.py", stub)
+    code = compile((ROOT / "solutions" / "rag4-chunking.py").read_bytes(), str(stub), "exec")
+    status = stub.stat()
+    cached = Path(importlib.util.cache_from_source(str(stub)))
+    cached.parent.mkdir()
+    cached.write_bytes(bytecode._code_to_timestamp_pyc(code, status.st_mtime, status.st_size))
+    return stub
+
+
+@pytest.mark.parametrize("isolation", LAYERS)
+def test_bytecode_handed_in_beside_a_lab_is_never_run(tmp_path, isolation):
+    stub = planted_bytecode(tmp_path / "labs")
+    lab = remote.RemoteLab("rag4", stub, {"rag4": stub}, {}, FORBIDDEN, isolation)
+    try:
+        with pytest.raises(NotImplementedError, match="TODO"):
+            lab.word_windows("one two three four five", 3, 1)
+    finally:
+        lab.close()
+    cached = Path(importlib.util.cache_from_source(str(stub)))
+    assert sorted(stub.parent.rglob("*")) == sorted([stub, cached.parent, cached]), "bytecode was written"
+
+
+SQLITE = '''
+import sqlite3
+
+
+def word_windows(text, size, overlap=0):
+    sqlite3.connect(text).execute("create table planted (x)")
+    return []
+'''
+
+
+@pytest.mark.parametrize("isolation", LAYERS)
+def test_what_is_not_on_the_hooks_allowlist_is_refused(tmp_path, isolation):
+    lab = plain_lab(tmp_path / "sqlite", SQLITE, isolation)
+    planted = ROOT / "tests" / "grading" / "test_planted_by_sqlite.py"
+    try:
+        with pytest.raises(remote.LabRefused, match="sqlite3.connect"):
+            lab.word_windows(str(planted), 3)
+    finally:
+        lab.close()
+    assert not planted.exists()
+
+
+def test_a_hidden_tests_worker_ends_before_a_public_tests_worker_starts(tmp_path, request):
+    folder_class = type(request.config.pluginmanager.getplugin("grade-book").lab_folder)
+    labs = tmp_path / "labs"
+    labs.mkdir()
+    shutil.copy(ROOT / "solutions" / "rag4-chunking.py", labs)
+    folder = folder_class(labs, str(labs))
+    hidden = folder.open("rag4", hidden=True)
+    hidden.word_windows("one two three", 2)
+    process = hidden._worker.process
+    public = folder.open("rag4", hidden=False)
+    try:
+        public.word_windows("one two three", 2)
+        assert process.poll() is not None, "the hidden tests' worker still runs beside the public tests' one"
+        assert hidden._worker is None
+    finally:
+        public.close()
+        hidden.close()
