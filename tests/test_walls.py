@@ -15,6 +15,7 @@ Each runs in every layer this machine gives (the sandbox where bubblewrap works,
 
 import importlib._bootstrap_external as bytecode
 import importlib.util
+import secrets
 import shutil
 import sys
 from pathlib import Path
@@ -30,10 +31,11 @@ LAYERS = [confine.PROCESS] + ([] if confine.bwrap_works() else [confine.SANDBOX]
 CHANNELS = ("flock", "posix-lock", "ofd-lock", "tmp", "shm", "socket", "inotify", "mincore", "sysv-queue",
             "keyring", "signal")
 
+TOKEN = secrets.token_hex(4)  # names what the attacks leave, so that a run never meets an earlier one's
 pytestmark = [pytest.mark.heavy, pytest.mark.skipif(sys.platform != "linux", reason="the walls are Linux's")]
 
 
-def attack_lab(folder: Path, module: str, isolation: str, token: str = "walls") -> remote.RemoteLab:
+def attack_lab(folder: Path, module: str, isolation: str, token: str = TOKEN) -> remote.RemoteLab:
     """A rag4 made of the stub and the red team's `module`, ready to be called in a worker."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "rag4-chunking.py"
@@ -144,3 +146,16 @@ def test_a_hidden_tests_worker_ends_before_a_public_tests_worker_starts(tmp_path
     finally:
         public.close()
         hidden.close()
+
+
+@pytest.mark.parametrize("isolation", LAYERS)
+def test_a_worker_cannot_start_more_threads_than_its_cgroup_allows(tmp_path, isolation):
+    lab = attack_lab(tmp_path / "threads", "threads", isolation)
+    try:
+        started = lab.word_windows("5000", 3)
+        bounds = lab.walls[-1]
+    finally:
+        lab.close()
+    if not bounds.startswith("cgroup"):
+        pytest.skip(f"this machine gives a worker {bounds}")
+    assert started["threads"] < confine.WORKER_PIDS, started

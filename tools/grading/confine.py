@@ -239,3 +239,93 @@ def scratch_root() -> Path:
     root = Path(tempfile.mkdtemp(prefix="grading-"))
     root.chmod(0o711)  # the worker user may pass through to its own scratch, not list the others
     return root
+
+
+# ---- the kernel's own bounds on one worker: a cgroup ------------------------------------
+
+WORKER_PIDS = 64  # processes and threads of one worker, bubblewrap's own among them
+WORKER_MEMORY = 5 << 30  # bytes: the worker's memory, its tmpfs files and page cache included
+LIMITS = {"pids": ("pids.max", WORKER_PIDS), "memory": ("memory.limit_in_bytes", WORKER_MEMORY)}  # cgroup v1
+LIMITS_V2 = {"pids": ("pids.max", WORKER_PIDS), "memory": ("memory.max", WORKER_MEMORY)}
+CGROUPS = Path("/sys/fs/cgroup")
+
+
+def own_cgroups() -> dict:
+    """{controller: this process's cgroup folder} for the pids and memory controllers, or {} if there are
+    none it may write. Version 1 mounts each controller apart; version 2 has one tree, where a folder may
+    hold a child's controllers only if the grader may enable them there."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return {}
+    found = {}
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in set(controllers.split(",")) & set(LIMITS):
+            folder = CGROUPS / controller / path.lstrip("/")
+            if os.access(folder, os.W_OK):
+                found[controller] = folder
+        if controllers == "" and (CGROUPS / "cgroup.controllers").exists() and not found:
+            folder = CGROUPS / path.lstrip("/")
+            try:
+                (folder / "cgroup.subtree_control").write_text("+pids +memory")
+            except OSError:
+                continue
+            found = {"v2": folder}
+    return found
+
+
+class Cgroup:
+    """A worker's own cgroup: at most WORKER_PIDS processes and threads, WORKER_MEMORY of memory.
+
+    The grader makes one per worker where it may (as root, with the cgroup
+    folders writable), puts the worker in it before the worker runs a line
+    (`enter`, in the child), and at the end kills whatever is left in it and
+    removes it. Elsewhere `folders` is empty and `why` says so.
+    """
+
+    def __init__(self, name: str):
+        self.folders, self.why = [], ""
+        found = own_cgroups() if hasattr(os, "geteuid") and os.geteuid() == 0 else {}
+        if not found:
+            self.why = "no cgroup (the grader is not root, or may not write the cgroup folders)"
+            return
+        limits = LIMITS_V2 if "v2" in found else LIMITS
+        try:
+            for controller, parent in found.items():
+                folder = parent / name
+                folder.mkdir()
+                self.folders.append(folder)
+                for key, (file, value) in limits.items():
+                    if (folder / file).exists():
+                        (folder / file).write_text(str(value))
+        except OSError as error:
+            self.remove()
+            self.folders, self.why = [], f"no cgroup ({error.strerror or error})"
+
+    def enter(self) -> None:
+        """In the worker's child process, before it runs anything: move it into every folder."""
+        for folder in self.folders:
+            (folder / "cgroup.procs").write_text(str(os.getpid()))
+
+    def remove(self) -> None:
+        """Kill every process still in the cgroup, then remove its folders."""
+        import signal
+        import time
+
+        for folder in self.folders:
+            for _ in range(50):
+                try:
+                    pids = (folder / "cgroup.procs").read_text().split()
+                except OSError:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                    except OSError:
+                        pass
+                try:
+                    folder.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.02)

@@ -26,6 +26,7 @@ What a call can end in, each as one line that names the call:
 
 import atexit
 import builtins
+import functools
 import json
 import os
 import queue
@@ -279,16 +280,21 @@ class Worker:
             empty.mkdir()
             argv = confine.sandbox_command(argv, readable_for(config), str(self.scratch), environment, str(empty))
         options = {}
+        self.cgroup = confine.Cgroup(self.home.name) if not confine.portable() else None
         if not confine.portable():
-            options = {"start_new_session": True, "preexec_fn": set_limits}
-        if isolation == confine.USER:
-            uid, gid = confine.worker_user()
-            options |= {"user": uid, "group": gid, "extra_groups": []}
+            user = confine.worker_user() if isolation == confine.USER else None
+            options = {"start_new_session": True, "preexec_fn": functools.partial(set_limits, self.cgroup, user)}
         self.log = open(self.home / "worker.log", "wb")
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                         env=environment, cwd=self.scratch, **options)
         self.replies = Replies(self.process.stdout)
         _live.add(self)
+
+    def bounds(self) -> str:
+        """The kernel's bounds on this worker's processes and memory, in a few words for the report."""
+        if self.cgroup is None or not self.cgroup.folders:
+            return self.cgroup.why if self.cgroup else "no cgroup (portable)"
+        return f"cgroup: {confine.WORKER_PIDS} tasks, {confine.WORKER_MEMORY >> 30} GB"
 
     def send(self, message: dict) -> None:
         try:
@@ -339,15 +345,23 @@ class Worker:
             except OSError:
                 pass
         self.log.close()
+        if self.cgroup is not None:
+            self.cgroup.remove()
         shutil.rmtree(self.home, ignore_errors=True)
         _live.discard(self)
 
 
-def set_limits() -> None:
-    """In the worker, before it starts: no file past FILE_SIZE_LIMIT, no memory past MEMORY_LIMIT,
-    and, run as the separate user, no more than its share of processes."""
+def set_limits(cgroup, user) -> None:
+    """In the worker, before it starts: its own cgroup (confine.Cgroup), the separate user if it runs as
+    one (after the cgroup, which only root may enter), no file past FILE_SIZE_LIMIT, no memory past
+    MEMORY_LIMIT, and, not run as root, no more than its share of processes."""
     import resource
 
+    cgroup.enter()
+    if user is not None:
+        os.setgroups([])
+        os.setgid(user[1])
+        os.setuid(user[0])
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     if os.getuid() != 0:
@@ -444,7 +458,7 @@ class RemoteLab:
             ready = worker.receive(STARTUP_LIMIT)
             if ready is None or ready.get("ready") != "trusted":
                 raise LabUnavailable(self._startup_failure(worker, ready))
-            self.walls = ready["walls"]
+            self.walls = [*ready["walls"], worker.bounds()]
             Clock.excuse(time.monotonic() - started)
             self._worker = worker
             reply = self._wait(worker, max(Clock.for_a_call(), LAB_LOAD_FLOOR), f"importing {self._name}",
