@@ -241,7 +241,8 @@ class LabFolder:
 
     def walls(self) -> list:
         """The kernel's walls the workers put up (lockdown.py), or said they could not, each named once."""
-        return list(dict.fromkeys(wall for lab in self.labs.values() for wall in getattr(lab, "walls", [])))
+        labs = [lab for lab in self.labs.values() if isinstance(lab, remote.RemoteLab)]
+        return list(dict.fromkeys(wall for lab in labs for wall in lab.walls))
 
     def refusals(self, lab: str) -> list:
         """What the wall refused the lab, in its public and its hidden workers."""

@@ -159,3 +159,18 @@ def test_a_worker_cannot_start_more_threads_than_its_cgroup_allows(tmp_path, iso
     if not bounds.startswith("cgroup"):
         pytest.skip(f"this machine gives a worker {bounds}")
     assert started["threads"] < confine.WORKER_PIDS, started
+
+
+def test_two_runs_of_the_tests_side_by_side_both_pass(tmp_path):
+    """Each run has a temporary folder of its own (conftest.own_temporary_folder): a run that ends removes
+    its own, never the live folder of a run beside it, and leaves none behind."""
+    import subprocess
+    import tempfile
+
+    selection = ["tests/test_sandbox.py", "-k", "link or cannot_run or import", "-p", "no:cacheprovider", "-q"]
+    before = set(Path(tempfile.gettempdir()).glob("pytest-run-*"))
+    runs = [subprocess.Popen([sys.executable, "-m", "pytest", *selection], cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    outputs = [run.communicate(timeout=600)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    assert set(Path(tempfile.gettempdir()).glob("pytest-run-*")) <= before, "a run left its folder behind"

@@ -227,11 +227,21 @@ def sandbox_command(argv: list[str], readable: tuple, scratch: str, environment:
     return [*options, "--", *argv]
 
 
-def share_with_user(scratch) -> None:
-    """Hand the scratch folder to the worker user, and nothing else."""
+def share_with_user(scratch) -> bool:
+    """Hand the scratch folder to the worker user, and nothing else: a tmpfs of SCRATCH_SIZE mounted
+    there where the grader may mount one (True), else the folder itself, bounded only per file."""
     uid, gid = worker_user()
+    options = f"size={SCRATCH_SIZE},mode=0700,uid={uid},gid={gid},nosuid,nodev,noexec"
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(scratch)],
+                             capture_output=True).returncode == 0 if shutil.which("mount") else False
     os.chown(scratch, uid, gid)
     os.chmod(scratch, 0o700)
+    return mounted
+
+
+def unmount(folder) -> None:
+    """Undo share_with_user's mount (lazily: nothing in it outlives the worker anyway)."""
+    subprocess.run(["umount", "-l", str(folder)], capture_output=True)
 
 
 def scratch_root() -> Path:

@@ -261,6 +261,7 @@ class Worker:
 
     def __init__(self, config: dict, isolation: str):
         self.isolation = isolation
+        self.mounted = False  # a tmpfs on the scratch folder (the separate user's, where root may mount)
         self.home = Path(tempfile.mkdtemp(prefix=f"{config['lab']}-", dir=worker_base()))
         self.scratch = self.home / "scratch"
         self.scratch.mkdir(mode=0o700)
@@ -268,7 +269,7 @@ class Worker:
                       portable=confine.portable(), sandboxed=isolation == confine.SANDBOX)
         if isolation == confine.USER:
             config = copies_for_the_user(dict(config, original_file=config["file"]), self.home)
-            confine.share_with_user(self.scratch)
+            self.mounted = confine.share_with_user(self.scratch)
         if isolation == confine.SANDBOX:  # the sandbox's own first process is the worker's parent
             config = dict(config, grader_pid=None)
         config = dict(config, readable=confine.worker_reads(readable_for(config)),
@@ -280,7 +281,7 @@ class Worker:
             empty.mkdir()
             argv = confine.sandbox_command(argv, readable_for(config), str(self.scratch), environment, str(empty))
         options = {}
-        self.cgroup = confine.Cgroup(self.home.name) if not confine.portable() else None
+        self.cgroup = confine.Cgroup(f"chunking-{os.getpid()}-{self.home.name}") if not confine.portable() else None
         if not confine.portable():
             user = confine.worker_user() if isolation == confine.USER else None
             options = {"start_new_session": True, "preexec_fn": functools.partial(set_limits, self.cgroup, user)}
@@ -347,6 +348,8 @@ class Worker:
         self.log.close()
         if self.cgroup is not None:
             self.cgroup.remove()
+        if self.mounted:
+            confine.unmount(self.scratch)
         shutil.rmtree(self.home, ignore_errors=True)
         _live.discard(self)
 

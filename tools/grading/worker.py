@@ -14,16 +14,21 @@ Before the lab's code runs, the worker
 - arms its backstops where the platform has them: it dies with the grader
   (a parent-death signal), it has a CPU-time limit it cannot raise, and it
   is the only process of its group;
+- compiles every module from its source from now on (source_only_imports);
+- puts up the kernel's walls on itself on Linux (lockdown.py: Landlock holds
+  it to reading what it was given and writing its scratch; seccomp refuses
+  new processes, locks, watches, IPC and sockets), which nothing in this
+  process can take down;
 - installs an audit hook (sys.addaudithook; it cannot be removed) that
-  refuses, for the rest of the worker's life: reading the course's reference,
-  tests, tools and history (checked by inode, so no path, link or `..` gets
-  round it); writing anywhere but a scratch folder; starting processes;
-  opening sockets; signalling other processes; raising its own limits; and
-  the introspection that could reach the hook's own state.
+  refuses, for the rest of the worker's life, every event not on its
+  allowlist, and of those it allows, reading the course's reference, tests,
+  tools and history (checked by inode, so no path, link or `..` gets round
+  it) and writing anywhere but a scratch folder.
 A refusal raises PermissionError in the lab and is also reported to the
 grader, which fails the test and says why, even if the lab caught the error.
 The hook is the inner layer, and a courtesy: code in this interpreter can
-reach whatever it holds. What holds is the wall around the process.
+reach whatever it holds. What holds are the kernel's walls and the wall
+around the process.
 
     python worker.py CONFIG_JSON      (started by remote.py, never by hand)
 """
