@@ -27,7 +27,8 @@ from redteam.attacks import lab_source
 
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = [ROOT / name for name in confine.CLOSED_FOLDERS]
-LAYERS = [confine.PROCESS] + ([] if confine.bwrap_works() else [confine.SANDBOX])
+LAYERS = ([confine.PROCESS] + ([] if confine.bwrap_works() else [confine.SANDBOX])
+          + ([] if confine.portable() or confine.user_can_run(list(map(str, FORBIDDEN))) else [confine.USER]))
 CHANNELS = ("flock", "posix-lock", "ofd-lock", "tmp", "shm", "socket", "inotify", "mincore", "sysv-queue",
             "keyring", "signal")
 
