@@ -196,13 +196,13 @@ def test_similarity_memory_stays_bounded_whatever_the_file(tmp_path, padding):
 # ---- --gradescope-one and the wall ---------------------------------------------------------
 
 
-def gradescope_one(tmp_path: Path, *options: str, isolation: str = "process") -> tuple:
-    """--gradescope-one on the reference's rag4; (the finished process, results.json)."""
+def gradescope_one(tmp_path: Path, *options: str, isolation: str = "process", source: str = REFERENCE) -> tuple:
+    """--gradescope-one on a rag4 (the reference's by default); (the finished process, results.json)."""
     submission = tmp_path / "submission"
     submission.mkdir(exist_ok=True)
-    (submission / "rag4-chunking.py").write_text(REFERENCE)
+    (submission / "rag4-chunking.py").write_text(source)
     results = tmp_path / "results" / "results.json"
-    env = dict(os.environ, ACADEMY_ISOLATION=isolation)
+    env = dict(os.environ, ACADEMY_ISOLATION=isolation) if isolation else None
     done = run_tool("--gradescope-one", str(submission), "--results", str(results), "--labs", "rag4",
                     *options, env=env)
     return done, json.loads(results.read_text(encoding="utf-8"))
@@ -223,3 +223,27 @@ def test_gradescope_one_behind_the_process_layer_says_so_in_results(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert results["score"] == 10
     assert "isolation: process" in results["output"].splitlines()[0]
+
+
+PLANT = """
+import os
+for path, make in (({results!r}, lambda p: open(p, "w").write("{{}}")),
+                   ({link!r}, lambda p: os.symlink("/etc/passwd", p))):
+    try:
+        make(path)
+    except OSError:
+        pass
+"""
+
+
+@pytest.mark.heavy  # grades a lab: the deeper tier
+def test_a_worker_cannot_write_the_results(tmp_path):
+    """A lab that writes results.json, or plants a link there, changes nothing: the grader writes
+    them alone, once the workers have ended, behind the strongest wall this machine gives."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    attack = PLANT.format(results=str(folder / "results.json"), link=str(folder / "planted"))
+    done, results = gradescope_one(tmp_path, isolation="", source=REFERENCE + attack)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(path.name for path in folder.iterdir()) == ["results.json"]
+    assert results["tests"] and results["score"] == 0  # reaching outside on import fails the lab
