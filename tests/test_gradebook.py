@@ -97,6 +97,21 @@ def test_two_names_that_normalise_alike_are_both_refused_and_the_rest_graded(tmp
         assert f"{NFC}/ and Jose\\u0301/" in problem or f"Jose\\u0301/ and {NFC}/" in problem, problem
 
 
+def test_a_folder_and_a_zip_of_one_name_are_one_row_not_graded(tmp_path):
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    (tmp_path / "class" / "alice.zip").write_bytes(b"")
+    [found] = staging.submissions_in(tmp_path / "class", tmp_path / "scratch")
+    assert found.student == "alice" and found.folder is None and "alice/ and alice.zip" in found.problem
+
+
+def test_an_escaped_name_never_shares_a_row_with_an_id_that_reads_the_same(tmp_path):
+    for name in (NFC, NFD, "Jose\\u0301"):  # the last typed with a backslash
+        (tmp_path / "class" / name).mkdir(parents=True)
+    found = staging.submissions_in(tmp_path / "class", tmp_path / "scratch")
+    assert sorted(s.student for s in found) == sorted([NFC, "Jose\\u0301"])
+    assert all(s.folder is None and s.problem for s in found)
+
+
 def test_a_name_that_normalises_to_a_hidden_folder_is_refused(tmp_path):
     (tmp_path / "class" / "\u200b..").mkdir(parents=True)
     [found] = staging.submissions_in(tmp_path / "class", tmp_path / "scratch")

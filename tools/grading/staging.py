@@ -152,13 +152,24 @@ def submissions_in(submissions: Path, scratch: Path) -> list[Submission]:
     for entry in sorted(class_folder(submissions, scratch).iterdir()):
         if visible(entry) and (entry.is_dir() or entry.suffix.lower() == ".zip"):
             by_id.setdefault(student_id(entry_name(entry)), []).append(entry)
-    found = []
+    rows: dict[str, list[Submission]] = {}  # the gradebook's row name -> what it would stand for
     for student, entries in by_id.items():
         if len(entries) == 1 and usable(student):
-            found.append(opened(student, entries[0], scratch))
+            made = [opened(student, entries[0], scratch)]
         else:
-            found += clashing(student, entries)
-    return found
+            made = clashing(student, entries)
+        for submission in made:
+            rows.setdefault(submission.student, []).append(submission)
+    return [one_row(name, same) for name, same in rows.items()]
+
+
+def one_row(name: str, same: list[Submission]) -> Submission:
+    """The submission a gradebook row stands for; none graded if the row would stand for two (a
+    name escaped for a clash can read as another entry's id: "Jose\\u0301" typed so)."""
+    if len(same) == 1:
+        return same[0]
+    return Submission(name, None, f"{name} names two entries of the class (one of them escaped); "
+                                  f"neither is graded: rename one")
 
 
 def opened(student: str, entry: Path, scratch: Path) -> Submission:
@@ -181,6 +192,8 @@ def clashing(student: str, entries: list[Path]) -> list[Submission]:
     if len(entries) == 1:
         problem = (f"{listed}: once normalised (Unicode NFC, no control characters) the name is "
                    f"{student!r}, not a student id")
+    elif len({entry_name(entry) for entry in entries}) == 1:
+        problem = f"{listed} are both {student}; neither is graded: which one is the work is for you to say"
     else:
         problem = (f"{listed} are one student id once normalised ({student}: Unicode NFC, no control "
                    f"characters); none of them is graded: rename all but one")
