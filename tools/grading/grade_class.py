@@ -127,7 +127,7 @@ def why_weaker(closed: list[str], enough: tuple[str, ...]) -> str:
     asked = os.environ.get("ACADEMY_ISOLATION", "").strip()
     if asked:
         return f"ACADEMY_ISOLATION={asked} asks for less"
-    reasons = [f"no sandbox: {confine.bwrap_works()}"]
+    reasons = [f"no sandbox: {confine.why_not_sandboxed()}"]
     if confine.USER in enough:
         reasons.append(f"no separate user: {confine.user_can_run(closed)}")
     return "; ".join(reasons)
