@@ -27,8 +27,8 @@ from supervise import Outcome
 OUTPUT_LINES = 25  # failed tests listed per Gradescope test row
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")  # Gradescope's words
 SHORT_FLAGS = {"refused": "refused-access"}  # a grader's flag kind -> the gradebook's word
-FORMULA_STARTS = "=+-@"  # a cell starting so (after any spaces) is a formula to a spreadsheet
-FORMULA_CONTROLS = "\t\r"  # and so is one starting with these, even before spaces
+FORMULA_STARTS = set("=+-@")  # a cell starting so (after any spaces) is a formula to a spreadsheet
+FORMULA_CONTROLS = set("\t\r")  # and so is one starting with these (sets: an empty cell is neither)
 
 
 def points(value: float) -> float:
@@ -156,7 +156,7 @@ def spreadsheet_text(value: str) -> str:
     spreadsheets read as their ASCII twins), or with a tab or a carriage return.
     """
     first = value.lstrip()[:1]
-    if value[:1] in set(FORMULA_CONTROLS) or unicodedata.normalize("NFKC", first)[:1] in set(FORMULA_STARTS):
+    if value[:1] in FORMULA_CONTROLS or unicodedata.normalize("NFKC", first)[:1] in FORMULA_STARTS:
         return f"'{value}"
     return value
 

@@ -27,7 +27,7 @@ MIN_SHINGLES shingles: short functions that every correct answer writes alike
 do not flag anyone on their own. Two students who both match the reference on
 a lab are flagged as such, not as copies of each other.
 
-What is parsed is bounded before it is parsed: ast takes some 140 bytes of
+What is parsed is bounded before it is parsed: ast takes some 150 bytes of
 memory per byte of ordinary code and up to 750 per word or sign of dense code
 (a tuple of a million names), so a file of more than MAX_BYTES, or of more
 than MAX_TOKENS words and signs, is not compared, and similarity.md says so.
