@@ -262,3 +262,11 @@ def test_a_worker_cannot_write_the_results(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert sorted(path.name for path in folder.iterdir()) == ["results.json"]
     assert results["tests"] and results["score"] == 0  # reaching outside on import fails the lab
+
+
+def test_a_gradescope_submitters_name_is_normalised_as_a_class_id(tmp_path):
+    import grade_class
+
+    users = [{"name": NFD + "\n", "id": 1}, {"email": "\u200bbob@example.com", "id": 2}]
+    (tmp_path / "metadata.json").write_text(json.dumps({"users": users}))
+    assert grade_class.student_from_metadata(tmp_path / "metadata.json") == f"{NFC}+bob@example.com"
