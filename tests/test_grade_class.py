@@ -1,4 +1,4 @@
-"""tools/grading/grade_class.py and tools/grading/similarity.py: a class of four graded end to end, and the parts.
+"""tools/grading/grade_class.py and its parts (staging, gradebook, similarity): a class of four graded end to end.
 
 The class: "ref" hands in the reference solutions, "stubs" the unfinished
 notebooks (whose rag4 also tries to read ref's work), "rag4only" one finished
@@ -109,7 +109,7 @@ def graded(tmp_path_factory):
     return out, again, seconds, mtimes
 
 
-def gradebook(out: Path) -> dict[str, dict]:
+def gradebook_rows(out: Path) -> dict[str, dict]:
     with open(out / "gradebook.csv", newline="", encoding="utf-8") as rows:
         return {row["student"]: row for row in csv.DictReader(rows)}
 
@@ -121,7 +121,7 @@ def report(out: Path, student: str) -> dict:
 @pytest.mark.heavy  # grades a class: the deeper tier
 def test_gradebook_has_a_row_per_student_matching_their_report(graded):
     out, *_ = graded
-    rows = gradebook(out)
+    rows = gradebook_rows(out)
     assert sorted(rows) == ["copy", "rag4only", "ref", "stubs"]
     for student, row in rows.items():
         graded_report = report(out, student)
@@ -135,7 +135,7 @@ def test_gradebook_has_a_row_per_student_matching_their_report(graded):
 @pytest.mark.heavy  # grades a class: the deeper tier
 def test_points_follow_the_work(graded):
     out, *_ = graded
-    rows = gradebook(out)
+    rows = gradebook_rows(out)
     assert float(rows["ref"]["total"]) == float(rows["ref"]["possible"]) > 0
     assert rows["copy"]["total"] == rows["ref"]["total"]
     assert float(rows["stubs"]["total"]) == 0
@@ -145,7 +145,7 @@ def test_points_follow_the_work(graded):
 @pytest.mark.heavy  # grades a class: the deeper tier
 def test_results_are_in_gradescopes_shape(graded):
     out, *_ = graded
-    for student in gradebook(out):
+    for student in gradebook_rows(out):
         results = json.loads((out / "students" / student / "results.json").read_text())
         assert isinstance(results["score"], (int, float)) and isinstance(results["output"], str)
         assert results["tests"], student
@@ -159,7 +159,7 @@ def test_results_are_in_gradescopes_shape(graded):
 @pytest.mark.heavy  # grades a class: the deeper tier
 def test_the_disguised_copy_is_flagged(graded):
     out, *_ = graded
-    flags = gradebook(out)["copy"]["flags"].split(";")
+    flags = gradebook_rows(out)["copy"]["flags"].split(";")
     assert "same-as-reference" in flags or "copy-of:ref" in flags
     assert "| copy |" in (out / "similarity.md").read_text()
 
@@ -167,7 +167,7 @@ def test_the_disguised_copy_is_flagged(graded):
 @pytest.mark.heavy  # grades a class: the deeper tier
 def test_reading_a_classmates_work_is_refused_and_flagged(graded):
     out, *_ = graded
-    assert gradebook(out)["stubs"]["flags"] == "refused-access"
+    assert gradebook_rows(out)["stubs"]["flags"] == "refused-access"
     assert report(out, "stubs")["labs"]["rag4"]["flags"]
 
 
@@ -188,7 +188,7 @@ def test_a_grader_past_its_time_is_stopped_and_the_student_not_graded(tmp_path):
     assert done.returncode == 1 and seconds < 30
     reason = (tmp_path / "out" / "students" / "slow" / "not-graded.txt").read_text()
     assert "did not finish within 0.5 s" in reason
-    row = gradebook(tmp_path / "out")["slow"]
+    row = gradebook_rows(tmp_path / "out")["slow"]
     assert row["total"] == "" and "not-graded" in row["flags"].split(";")
 
 
@@ -196,33 +196,33 @@ def test_a_grader_past_its_time_is_stopped_and_the_student_not_graded(tmp_path):
 
 
 def test_a_zip_of_the_class_folder_gives_its_students(tmp_path):
-    grade_class = tool("grade_class")
+    staging = tool("staging")
     with zipfile.ZipFile(tmp_path / "class.zip", "w") as archive:
         archive.writestr("class/alice/labs/rag4-chunking.py", "x = 1\n")
         archive.writestr("class/bob/rag4-chunking.ipynb", "{}")
-    found = grade_class.submissions_in(tmp_path / "class.zip", tmp_path / "scratch")
+    found = staging.submissions_in(tmp_path / "class.zip", tmp_path / "scratch")
     assert [s.student for s in found] == ["alice", "bob"]
-    staged = grade_class.stage(found[0], tmp_path / "staged", ["rag4"])
+    staged = staging.stage(found[0], tmp_path / "staged", ["rag4"])
     assert [path.name for path in staged.files.values()] == ["rag4-chunking.py"]
 
 
 @pytest.mark.parametrize("member", ["../escape.py", "/etc/escape.py", "a/../../escape.py"])
 def test_a_zip_that_writes_outside_its_folder_is_refused(tmp_path, member):
-    grade_class = tool("grade_class")
+    staging = tool("staging")
     with zipfile.ZipFile(tmp_path / "bad.zip", "w") as archive:
         archive.writestr(member, "x = 1\n")
-    with pytest.raises(grade_class.UnsafeArchive):
-        grade_class.safe_extract(tmp_path / "bad.zip", tmp_path / "out" / "inside")
+    with pytest.raises(staging.UnsafeArchive):
+        staging.safe_extract(tmp_path / "bad.zip", tmp_path / "out" / "inside")
     assert not (tmp_path / "out" / "escape.py").exists() and not (tmp_path / "escape.py").exists()
 
 
 def test_the_graded_file_is_the_students_own_not_a_copy_of_the_solutions(tmp_path):
-    grade_class = tool("grade_class")
+    staging = tool("staging")
     for name in ("solutions/rag4-chunking.py", "work/rag4-chunking.ipynb", "rag4-chunking.py"):
         (tmp_path / "alice" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "alice" / name).write_text(name)
-    submission = grade_class.Submission("alice", tmp_path / "alice")
-    staged = grade_class.stage(submission, tmp_path / "staged", ["rag4"])
+    submission = staging.Submission("alice", tmp_path / "alice")
+    staged = staging.stage(submission, tmp_path / "staged", ["rag4"])
     assert staged.files["rag4"].read_text() == "rag4-chunking.py"
     assert len(staged.notes) == 2
 
@@ -231,19 +231,19 @@ def test_the_graded_file_is_the_students_own_not_a_copy_of_the_solutions(tmp_pat
 
 
 def test_gradescope_rows_add_up_with_or_without_functions():
-    grade_class = tool("grade_class")
+    gradebook = tool("gradebook")
     tests = [{"name": "t1", "function": "f", "outcome": "passed", "message": ""},
              {"name": "t2", "function": "g", "outcome": "failed", "message": "AssertionError: no"},
              {"name": "t3", "function": None, "outcome": "passed", "message": ""}]
     with_functions = {"earned": 3.0, "possible": 4.0, "tests": tests,
                       "functions": {"f": {"earned": 2.0, "possible": 2.0},
                                     "g": {"earned": 0.0, "possible": 1.0}}}
-    rows = grade_class.lab_rows("rag4", with_functions)
+    rows = gradebook.lab_rows("rag4", with_functions)
     assert [r["name"] for r in rows] == ["rag4 f", "rag4 g", "rag4 (other tests)"]
     assert [r["score"] for r in rows] == [2.0, 0.0, 1.0] and rows[2]["max_score"] == 1.0
     assert rows[1]["output"] == "t2: failed: AssertionError: no"
     without = {"earned": 3.0, "possible": 4.0, "tests": tests}
-    assert [(r["name"], r["score"]) for r in grade_class.lab_rows("rag4", without)] == [
+    assert [(r["name"], r["score"]) for r in gradebook.lab_rows("rag4", without)] == [
         ("rag4", 3.0)]
 
 

@@ -184,6 +184,7 @@ def format_problems(results: dict) -> list[str]:
 def test_setup_and_grading_stay_under_the_root(autograder):
     root, setup, graded, real_root_before = autograder
     assert setup.returncode == 0, setup.stderr[-3000:]
+    assert "isolation: sandbox" in setup.stderr or "isolation: user" in setup.stderr, setup.stderr[-3000:]
     assert not (root / "venv").exists()  # AUTOGRADER_PYTHON: none was made
     assert (root / "source" / "COURSE_COMMIT").read_text().strip()
     assert os.access(root / "run_autograder", os.X_OK)  # the zip's mode survived

@@ -75,6 +75,7 @@ REFERENCE_FOLDERS = (
     "solutions", "notebooks/solutions", "tests/grading/hidden", "benchmarks",
     "tools/make_labs.py", "tools/make_notebooks.py", "tools/make_docs.py", "tools/grading/grade_class.py",
     "tools/grading/make_handout.py", "tools/grading/similarity.py", "tools/grading/gradescope",
+    "tools/grading/staging.py", "tools/grading/supervise.py", "tools/grading/gradebook.py",  # grade_class's parts
 )
 NOT_COURSE_FILES = {"__pycache__", ".ipynb_checkpoints"}  # left behind by runs, never copied
 

@@ -26,12 +26,21 @@ A lab is flagged when its score is at least THRESHOLD over at least
 MIN_SHINGLES shingles: short functions that every correct answer writes alike
 do not flag anyone on their own. Two students who both match the reference on
 a lab are flagged as such, not as copies of each other.
+
+What is parsed is bounded before it is parsed: ast takes some 150 bytes of
+memory per byte of ordinary code and up to 750 per word or sign of dense code
+(a tuple of a million names), so a file of more than MAX_BYTES, or of more
+than MAX_TOKENS words and signs, is not compared, and similarity.md says so.
+Both limits are some twenty times the longest solution. The report is
+Markdown whose student ids and file names come from the class: they are
+escaped, so none can make a table cell, a link or a heading of its own.
 """
 
 import ast
 import copy
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import combinations
@@ -47,6 +56,10 @@ MIN_SHINGLES = 60  # ...when it has at least this many shingles (some 8 lines of
 LISTED = 0.6  # pairs at least this alike are listed in the report, flagged or not
 REFERENCE = "solutions/"  # how the report names the reference
 TOKEN = re.compile(r"\w+|[^\w\s]")
+MAX_BYTES = 1 << 20  # bytes of a lab file read for comparing (the longest solution has 44 KB)...
+MAX_TOKENS = 200_000  # ...and words and signs parsed (it has 11,600): ast's memory grows with them
+MARKDOWN_SIGNS = re.compile(r"([\\`*_\[\]<>|!&~#])")  # escaped wherever they are in a student's text
+LEADING_MARKER = re.compile(r"^([-+=])|^(\d+)([.)])")  # a list item or heading, at the start of a line
 
 
 # ---- what a student writes ----------------------------------------------------
@@ -116,22 +129,40 @@ def reference_templates(solutions: Path, labs: list[str]) -> dict[str, list[Temp
     return {lab: templates(lab_file(lab, solutions).read_text(encoding="utf-8")) for lab in labs}
 
 
+class TooLarge(Exception):
+    """A lab file bigger than what is compared; the message says by how much."""
+
+
+def bounded_text(path: Path) -> str:
+    """The text of a lab file, reading MAX_BYTES at most (a file may grow while it is read)."""
+    with open(path, "rb") as file:
+        data = file.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        size = max(path.stat().st_size, len(data))
+        raise TooLarge(f"{path.name} is {size / (1 << 20):.1f} MB, more than the {MAX_BYTES >> 20} MB compared")
+    return data.decode("utf-8", errors="replace")
+
+
 def code_of(path: Path) -> str:
     """The Python code of a lab file: a script as it is, a notebook's code cells in order.
 
     A notebook cell is read as IPython reads it, so a `%magic` or `!command`
-    line becomes a call instead of a syntax error.
+    line becomes a call instead of a syntax error. TooLarge for more code than
+    is compared.
     """
-    if path.suffix != ".ipynb":
-        return path.read_text(encoding="utf-8", errors="replace")
-    from IPython.core.inputtransformer2 import TransformerManager  # slow to import: on need
+    text = bounded_text(path)
+    if path.suffix == ".ipynb":
+        from IPython.core.inputtransformer2 import TransformerManager  # slow to import: on need
 
-    reader = TransformerManager()
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return "\n".join(
-        reader.transform_cell("".join(cell["source"]))
-        for cell in cells if cell.get("cell_type") == "code"
-    )
+        reader = TransformerManager()
+        text = "\n".join(
+            reader.transform_cell("".join(cell["source"]))
+            for cell in json.loads(text)["cells"] if cell.get("cell_type") == "code"
+        )
+    tokens = TOKEN.subn("", text)[1]  # counted without keeping them
+    if tokens > MAX_TOKENS:
+        raise TooLarge(f"{path.name} has {tokens:,} words and signs of code, more than the {MAX_TOKENS:,} compared")
+    return text
 
 
 def written_part(function: ast.FunctionDef, template: Template) -> list[ast.stmt]:
@@ -248,6 +279,8 @@ def lab_work(path: Path, wanted: list[Template]) -> LabWork:
     (not Python, a damaged notebook, code nested too deep for ast)."""
     try:
         return LabWork(written_functions(ast.parse(code_of(path)), wanted))
+    except TooLarge as error:
+        return LabWork(problem=f"not compared: {error}")
     except (SyntaxError, ValueError, LookupError, TypeError, RecursionError) as error:
         return LabWork(problem=f"{path.name} cannot be read ({type(error).__name__}: {error})")
 
@@ -377,9 +410,20 @@ def most_alike_first(match: Match) -> tuple:
 # ---- the report -----------------------------------------------------------------
 
 
+def markdown_text(text: str) -> str:
+    """A student's text (an id, a file name, a message) as Markdown shows it, literally, on one line:
+    line breaks and controls become spaces, and every sign that could open a link, a code span,
+    a table cell, emphasis, a heading or a list is escaped with a backslash."""
+    flat = "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text).strip()
+    escaped = MARKDOWN_SIGNS.sub(r"\\\1", flat)
+    return LEADING_MARKER.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", escaped)
+
+
 def names(match: Match) -> str:
-    """The student, or both students, of a match."""
-    return match.first if match.second == REFERENCE else f"{match.first}, {match.second}"
+    """The student, or both students, of a match, escaped for a table cell."""
+    if match.second == REFERENCE:
+        return markdown_text(match.first)
+    return f"{markdown_text(match.first)}, {markdown_text(match.second)}"
 
 
 def table(matches: list[Match], who: str) -> list[str]:
@@ -417,5 +461,5 @@ def report(findings: Findings) -> str:
     lines += ["", f"## Students and the reference ({REFERENCE})", ""]
     lines += table(listed, "student") if listed else ["None listed."]
     if findings.problems:
-        lines += ["", "## Not compared", ""] + [f"- {problem}" for problem in findings.problems]
+        lines += ["", "## Not compared", ""] + [f"- {markdown_text(problem)}" for problem in findings.problems]
     return "\n".join(lines) + "\n"

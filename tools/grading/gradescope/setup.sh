@@ -54,3 +54,9 @@ fi
 for folder in solutions notebooks/solutions tests tools benchmarks; do
     [ ! -e "$root/source/$folder" ] || chmod -R o-rwx "$root/source/$folder"
 done
+
+# run_autograder grades nothing behind a weaker wall than the sandbox or the separate user: say
+# now which one this image gives (and make that user), or stop with the reason.
+cd "$root/source"
+PYTHONPATH="$root/source/tools/grading:$root/source" "$python" -c \
+    'import sys, grade_class as g; sys.exit(g.isolation_refused(False, g.SUBMISSION_WALLS) or None)'
