@@ -320,22 +320,35 @@ class Cgroup:
 
     def remove(self) -> None:
         """Kill every process still in the cgroup, then remove its folders."""
-        import signal
-        import time
-
         for folder in self.folders:
-            for _ in range(50):
-                try:
-                    pids = (folder / "cgroup.procs").read_text().split()
-                except OSError:
-                    break
-                for pid in pids:
-                    try:
-                        os.kill(int(pid), signal.SIGKILL)
-                    except OSError:
-                        pass
-                try:
-                    folder.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.02)
+            empty_and_remove(folder)
+
+
+def empty_and_remove(folder: Path) -> None:
+    """Kill every process in the cgroup `folder` until none is left, then remove it."""
+    import signal
+    import time
+
+    for _ in range(50):
+        try:
+            pids = (folder / "cgroup.procs").read_text().split()
+        except OSError:
+            return
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            folder.rmdir()
+            return
+        except OSError:
+            time.sleep(0.02)
+
+
+def remove_cgroups_of(grader: int) -> None:
+    """Kill what is left in the cgroups of a grader's workers (named by its pid, remote.Worker), and
+    remove them: a grader killed outright never removed its own."""
+    for parent in own_cgroups().values():
+        for folder in parent.glob(f"chunking-{grader}-*"):
+            empty_and_remove(folder)

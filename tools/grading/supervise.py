@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+import confine
 from staging import Staged
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -254,6 +255,7 @@ def run_graders(jobs: list[Job], settings: Settings, progress: Progress) -> list
                 kill_group(process)  # what is left of its session, then what left the session
                 del running[process]
                 end_orphans({grader.pid for grader in running})
+                confine.remove_cgroups_of(process.pid)  # its workers', should it have ended without removing them
                 outcomes.append(finish(job, status, settings.backstop))
                 progress.advance(outcomes[-1])
             progress.tick()
@@ -261,5 +263,7 @@ def run_graders(jobs: list[Job], settings: Settings, progress: Progress) -> list
         for process in running:
             kill_group(process)
         end_orphans(set())
+        for process in running:
+            confine.remove_cgroups_of(process.pid)
         progress.close()
     return outcomes
