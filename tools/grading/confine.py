@@ -301,6 +301,7 @@ class Cgroup:
             self.why = "no cgroup (the grader is not root, or may not write the cgroup folders)"
             return
         limits = LIMITS_V2 if "v2" in found else LIMITS
+        sweep_stale_cgroups()
         try:
             for controller, parent in found.items():
                 folder = parent / name
@@ -352,3 +353,13 @@ def remove_cgroups_of(grader: int) -> None:
     for parent in own_cgroups().values():
         for folder in parent.glob(f"chunking-{grader}-*"):
             empty_and_remove(folder)
+
+
+@functools.cache
+def sweep_stale_cgroups() -> None:
+    """Once per grader: remove the cgroups of graders that are gone (killed before they removed them)."""
+    for parent in own_cgroups().values():
+        for folder in parent.glob("chunking-*-*"):
+            grader = folder.name.split("-")[1]
+            if grader.isdigit() and not os.path.exists(f"/proc/{grader}"):
+                empty_and_remove(folder)
