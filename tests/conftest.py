@@ -15,7 +15,8 @@ check it makes, runs here, out of the student's reach. The hidden tests
 lab saw there can reach a public test's message.
 
 Points come from one table (points.py): a function's points are shared by its
-tests, and a parametrized test's share by its cases. Each test's time limit
+tests, and a parametrized test's share by its cases; where a function has hidden
+tests, they share 90% of its points and the public ones 10%. Each test's time limit
 follows the reference's own time for it (tests/grading/reference_times.json)
 with a floor. After the run a table gives the points per lab; --grade-json
 writes them, each failure with a one-line reason, for a gradebook.
@@ -48,6 +49,9 @@ FORBIDDEN = [ROOT / name for name in confine.CLOSED_FOLDERS]
 TIME_FLOOR = 10.0  # seconds: the least time limit of a grading test
 TIME_FACTOR = 10.0  # a test may take this many times what the reference took
 OUTER_GUARD = 120.0  # seconds beyond a test's limit before pytest-timeout stops the grader's own side
+# A function's points its hidden tests share, where it has any: the public tests' answers are known, so a lab
+# that returns them by heart earns at most the rest (tests/test_grader.py's memoriser checks it).
+HIDDEN_SHARE = 0.9
 
 profiles.load_fast_profile()  # the same examples a lab's own final check runs
 
@@ -311,13 +315,12 @@ class GradeBook:
             points = POINTS.get(lab, {}).get(function)
             if points is None:
                 raise pytest.UsageError(f"{lab}.{function} has no points in tools/grading/points.py")
-            for cases in by_test.values():
-                shares.update({item.nodeid: points / len(by_test) / len(cases) for item in cases})
+            shares.update(function_shares(points, by_test))
         if graded and len(graded) == len(items):
             self.one_line_failures(config)
         for item in graded:  # in the order they run
             self.enter(item, *grading_target(item), shares[item.nodeid])
-            opens = (grading_target(item)[0], "/hidden/" in item.nodeid)
+            opens = (grading_target(item)[0], is_hidden(item))
             if opens not in self.lab_folder.order:
                 self.lab_folder.order.append(opens)
             item.add_marker(pytest.mark.timeout(remote.TEST_LIMITS * self.limit(item) + OUTER_GUARD))
@@ -335,7 +338,7 @@ class GradeBook:
 
     def enter(self, item, lab: str, function: str, points: float) -> None:
         """Enter `item` as not run, so that even an interrupted run lists every test."""
-        hidden = "/hidden/" in item.nodeid
+        hidden = is_hidden(item)
         self.entries[item.nodeid] = {"lab": lab, "function": function, "points": points,
                                      "name": self.hidden_name(item) if hidden else item.name, "hidden": hidden,
                                      "outcome": "not run", "message": "the test did not run"}
@@ -457,6 +460,27 @@ class GradeBook:
             "possible": round(sum(lab["possible"] for lab in labs.values()), 2),
             "labs": dict(sorted(labs.items(), key=lambda item: lab_number(item[0]))),
         }
+
+
+def function_shares(points: float, by_test: dict) -> dict:
+    """{nodeid: points} for one function's tests ({test name: [its cases]}), adding up to `points`.
+
+    Where the function has hidden tests, they share HIDDEN_SHARE of its points
+    and the public ones the rest: a lab that returns the public tests' answers
+    by heart, without computing them, earns at most the public part. Where it
+    has only public tests (the handout) or only hidden ones, those share all.
+    Within each part, a test's share is split evenly among its cases.
+    """
+    hidden = {name: cases for name, cases in by_test.items() if is_hidden(cases[0])}
+    public = {name: cases for name, cases in by_test.items() if name not in hidden}
+    parts = [(hidden, HIDDEN_SHARE), (public, 1 - HIDDEN_SHARE)] if hidden and public else [(by_test, 1.0)]
+    return {item.nodeid: points * share / len(group) / len(cases)
+            for group, share in parts for cases in group.values() for item in cases}
+
+
+def is_hidden(item) -> bool:
+    """A hidden grading test: one in tests/grading/hidden/, which the handout leaves out."""
+    return "/hidden/" in item.nodeid
 
 
 def new_lab_report(lab: str, folder: LabFolder) -> dict:
