@@ -10,6 +10,7 @@ hidden tests, whose inputs it never saw, must hold back the rest (conftest.py
 gives them HIDDEN_SHARE of each function's points).
 """
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -20,9 +21,8 @@ import pytest
 from points import POINTS
 
 ROOT = Path(__file__).resolve().parent.parent
+HIDDEN = ROOT / "tests" / "grading" / "hidden"
 MOST = 1.0  # points a lab may give the memoriser
-
-pytestmark = [pytest.mark.heavy, pytest.mark.timeout(900)]
 
 # Appended to a lab's stub: each function a student writes answers from the table, else stays a stub.
 BY_HEART = '''
@@ -69,6 +69,39 @@ def pytest_grading(lab_dir: Path, report: Path, *options, env=None) -> dict:
     return json.loads(report.read_text(encoding="utf-8"))
 
 
+def marked_functions(test) -> set:
+    """The functions a test grades: its own `grades` mark, or its parameters' (one test, several functions)."""
+    marks = getattr(test, "pytestmark", [])
+    named = {mark.args[0] for mark in marks if mark.name == "grades"}
+    for mark in marks:
+        if mark.name == "parametrize":
+            named |= {inner.args[0] for case in mark.args[1] for inner in getattr(case, "marks", ())
+                      if inner.name == "grades"}
+    return named
+
+
+def seeded_functions() -> set:
+    """(lab, function) of every hidden test that draws its inputs from the grading seed."""
+    found = set()
+    for path in sorted(HIDDEN.glob("test_*_hidden.py")):
+        spec = importlib.util.spec_from_file_location(f"seeded_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        lab = module.pytestmark.args[0]  # pytest.mark.grade("rag4")
+        for test in vars(module).values():
+            if callable(test) and getattr(test, "seeded", False):
+                found |= {(lab, function) for function in marked_functions(test)}
+    return found
+
+
+def test_every_function_has_hidden_tests_drawn_from_the_grading_seed():
+    """The hidden tests hold 90% of a function's points only if a memorised answer cannot pass them: each
+    function a student writes needs a test whose inputs come from the term's seed (@check.hidden_seed)."""
+    seeded = seeded_functions()
+    missing = [f"{lab}.{function}" for lab in POINTS for function in POINTS[lab] if (lab, function) not in seeded]
+    assert not missing, f"no hidden test drawn from the grading seed for {missing}"
+
+
 @pytest.fixture(scope="module")
 def memoriser(tmp_path_factory) -> Path:
     """A lab folder that answers the public tests' calls from a table recorded on the reference."""
@@ -93,6 +126,8 @@ def graded(memoriser) -> dict:
     return pytest_grading(memoriser, memoriser.parent / "memoriser.json")
 
 
+@pytest.mark.heavy  # records the public tests' calls on the reference, then grades the memoriser
+@pytest.mark.timeout(900)
 def test_the_memoriser_passes_every_public_test(graded):
     """Else the check below proves nothing: the table answers every call the public tests make."""
     failed = [f"{name}: {test['name']}: {test['message']}" for name, lab in graded["labs"].items()
@@ -100,6 +135,8 @@ def test_the_memoriser_passes_every_public_test(graded):
     assert not failed, "\n".join(failed[:10])
 
 
+@pytest.mark.heavy  # records the public tests' calls on the reference, then grades the memoriser
+@pytest.mark.timeout(900)
 def test_the_memoriser_earns_at_most_a_point_a_lab(graded):
     earned = {name: lab["earned"] for name, lab in graded["labs"].items()}
     assert all(points <= MOST for points in earned.values()), f"the memoriser earned {earned}"

@@ -60,7 +60,7 @@ def test_parent_index_hidden_property(rag10, data):
 
 @pytest.mark.grades("best_parents")
 @pytest.mark.parametrize("ranked, parent_of, expected", [
-    ([0, 1, 2], [None, None, None], []),
+    ([2, 0, 1], [None, None, None], []),  # no unit has a parent
     ([4, 3, 2, 1, 0], [9, 8, 9, 8, 7], [(7, 4), (8, 3), (9, 2)]),
     ([1, 0], [5, 5], [(5, 1)]),  # a parent's best unit is the first ranked, not the first numbered
 ])

@@ -196,7 +196,7 @@ def test_markdown_chunks_hidden_small_texts(rag6, text, expected):
 
 @pytest.mark.grades("markdown_chunks")
 @pytest.mark.parametrize("args, error", [
-    (("# a", 5, -1), ValueError), (("# a", 5.0), TypeError), ((None, 5), TypeError)])
+    (("## b", 7, -2), ValueError), (("# a", 5.0), TypeError), ((None, 9), TypeError)])
 def test_markdown_chunks_hidden_errors(rag6, args, error):
     with pytest.raises(error):
         rag6.markdown_chunks(*args)
