@@ -50,7 +50,7 @@ TIME_FLOOR = 10.0  # seconds: the least time limit of a grading test
 TIME_FACTOR = 10.0  # a test may take this many times what the reference took
 OUTER_GUARD = 120.0  # seconds beyond a test's limit before pytest-timeout stops the grader's own side
 # A function's points its hidden tests share, where it has any: the public tests' answers are known, so a lab
-# that returns them by heart earns at most the rest (tests/test_grader.py's memoriser checks it).
+# that returns them by heart earns at most the rest (tests/test_memoriser.py checks it).
 HIDDEN_SHARE = 0.9
 
 profiles.load_fast_profile()  # the same examples a lab's own final check runs

@@ -22,7 +22,7 @@ from points import POINTS
 
 ROOT = Path(__file__).resolve().parent.parent
 HIDDEN = ROOT / "tests" / "grading" / "hidden"
-MOST = 1.0  # points a lab may give the memoriser
+MOST = 1.0  # points a lab may give the memoriser: 10 times the public tests' share (conftest.py's HIDDEN_SHARE)
 
 # Appended to a lab's stub: each function a student writes answers from the table, else stays a stub.
 BY_HEART = '''
@@ -138,5 +138,6 @@ def test_the_memoriser_passes_every_public_test(graded):
 @pytest.mark.heavy  # records the public tests' calls on the reference, then grades the memoriser
 @pytest.mark.timeout(900)
 def test_the_memoriser_earns_at_most_a_point_a_lab(graded):
+    """The public tests' share and no more: no hidden test repeats a public call, or lets a stub through."""
     earned = {name: lab["earned"] for name, lab in graded["labs"].items()}
     assert all(points <= MOST for points in earned.values()), f"the memoriser earned {earned}"
