@@ -16,7 +16,8 @@ lab saw there can reach a public test's message.
 
 Points come from one table (points.py): a function's points are shared by its
 tests, and a parametrized test's share by its cases; where a function has hidden
-tests, they share 90% of its points and the public ones 10%. Each test's time limit
+tests, those drawn from the grading seed share 80% of its points, the fixed
+hidden cases 10% and the public tests 10%. Each test's time limit
 follows the reference's own time for it (tests/grading/reference_times.json)
 with a floor. After the run a table gives the points per lab; --grade-json
 writes them, each failure with a one-line reason, for a gradebook.
@@ -49,9 +50,10 @@ FORBIDDEN = [ROOT / name for name in confine.CLOSED_FOLDERS]
 TIME_FLOOR = 10.0  # seconds: the least time limit of a grading test
 TIME_FACTOR = 10.0  # a test may take this many times what the reference took
 OUTER_GUARD = 120.0  # seconds beyond a test's limit before pytest-timeout stops the grader's own side
-# A function's points its hidden tests share, where it has any: the public tests' answers are known, so a lab
-# that returns them by heart earns at most the rest (tests/test_memoriser.py checks it).
-HIDDEN_SHARE = 0.9
+# A function's points its public tests share where it has hidden ones (kind_shares): their answers are known, so
+# a lab that returns them by heart earns no more (tests/test_memoriser.py checks it).
+PUBLIC_SHARE = 0.1
+KIND_WEIGHTS = {"seeded": 8, "hidden": 1}  # how the hidden tests share the rest: 80% and 10% of the points
 
 profiles.load_fast_profile()  # the same examples a lab's own final check runs
 
@@ -465,17 +467,41 @@ class GradeBook:
 def function_shares(points: float, by_test: dict) -> dict:
     """{nodeid: points} for one function's tests ({test name: [its cases]}), adding up to `points`.
 
-    Where the function has hidden tests, they share HIDDEN_SHARE of its points
-    and the public ones the rest: a lab that returns the public tests' answers
-    by heart, without computing them, earns at most the public part. Where it
-    has only public tests (the handout) or only hidden ones, those share all.
-    Within each part, a test's share is split evenly among its cases.
+    The tests fall in three kinds (kind_of), which share the points as
+    kind_shares says; within a kind, the tests share its part evenly, and a
+    test's part is split evenly among its cases.
     """
-    hidden = {name: cases for name, cases in by_test.items() if is_hidden(cases[0])}
-    public = {name: cases for name, cases in by_test.items() if name not in hidden}
-    parts = [(hidden, HIDDEN_SHARE), (public, 1 - HIDDEN_SHARE)] if hidden and public else [(by_test, 1.0)]
-    return {item.nodeid: points * share / len(group) / len(cases)
-            for group, share in parts for cases in group.values() for item in cases}
+    kinds = defaultdict(dict)  # kind -> {test name: [its cases]}
+    for name, cases in by_test.items():
+        kinds[kind_of(cases[0])][name] = cases
+    shares = kind_shares(set(kinds))
+    return {item.nodeid: points * shares[kind] / len(tests) / len(cases)
+            for kind, tests in kinds.items() for cases in tests.values() for item in cases}
+
+
+def kind_shares(present: set) -> dict:
+    """{kind: its part of a function's points}, for the kinds of test the function has.
+
+    The public tests' inputs and answers are known, so where a function has
+    hidden tests the public ones share PUBLIC_SHARE only: a lab that returns
+    their answers by heart earns no more. The hidden tests share the rest,
+    those drawn from the grading seed 8 to 1 over the fixed hidden cases, which
+    stay the same from term to term (KIND_WEIGHTS). In the handout, with
+    public tests alone, they share everything.
+    """
+    hidden = {kind: KIND_WEIGHTS[kind] for kind in present if kind != "public"}
+    if not hidden:
+        return {"public": 1.0}
+    public = PUBLIC_SHARE if "public" in present else 0.0
+    shares = {kind: (1 - public) * weight / sum(hidden.values()) for kind, weight in hidden.items()}
+    return shares | ({"public": public} if public else {})
+
+
+def kind_of(item) -> str:
+    """"seeded" (a hidden test drawn from the grading seed, @check.hidden_seed), "hidden" or "public"."""
+    if not is_hidden(item):
+        return "public"
+    return "seeded" if getattr(getattr(item, "obj", None), "seeded", False) else "hidden"
 
 
 def is_hidden(item) -> bool:

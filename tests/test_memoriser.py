@@ -7,7 +7,7 @@ best: every call the public tests make, recorded on the reference
 (tests/recording.py), answered from the table, and the stub's
 NotImplementedError for any other input. It passes every public test; the
 hidden tests, whose inputs it never saw, must hold back the rest (conftest.py
-gives them HIDDEN_SHARE of each function's points).
+gives the public tests PUBLIC_SHARE of each function's points, 10%).
 """
 
 import importlib.util
@@ -22,7 +22,7 @@ from points import POINTS
 
 ROOT = Path(__file__).resolve().parent.parent
 HIDDEN = ROOT / "tests" / "grading" / "hidden"
-MOST = 1.0  # points a lab may give the memoriser: 10 times the public tests' share (conftest.py's HIDDEN_SHARE)
+MOST = 1.0  # points a lab may give the memoriser: 10 times the public tests' share (conftest.py's PUBLIC_SHARE)
 
 # Appended to a lab's stub: each function a student writes answers from the table, else stays a stub.
 BY_HEART = '''
@@ -95,8 +95,9 @@ def seeded_functions() -> set:
 
 
 def test_every_function_has_hidden_tests_drawn_from_the_grading_seed():
-    """The hidden tests hold 90% of a function's points only if a memorised answer cannot pass them: each
-    function a student writes needs a test whose inputs come from the term's seed (@check.hidden_seed)."""
+    """Tests drawn from the term's seed hold 80% of a function's points (conftest.py's kind_shares), so each
+    function a student writes needs one (@check.hidden_seed): else its fixed hidden cases, which a
+    report of an earlier term may have shown, would carry them."""
     seeded = seeded_functions()
     missing = [f"{lab}.{function}" for lab in POINTS for function in POINTS[lab] if (lab, function) not in seeded]
     assert not missing, f"no hidden test drawn from the grading seed for {missing}"

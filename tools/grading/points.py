@@ -5,8 +5,9 @@ function's points are shared by the grading tests that judge it (a test says
 which with `@pytest.mark.grades("token_windows")`), and a parametrized test
 shares its test's part among its cases, so a function tested by many cases
 costs no more than one tested by a few. Where a function has hidden tests,
-they share 90% of its points and the public ones 10% (tests/conftest.py's
-HIDDEN_SHARE). docs/instructors.md shows this table; the grader refuses a
+those drawn from the grading seed share 80% of its points, the fixed hidden
+cases 10% and the public tests 10% (tests/conftest.py's kind_shares).
+docs/instructors.md shows this table; the grader refuses a
 test that names a function not here, and tests/test_memoriser.py checks that
 every function here has a hidden test drawn from the grading seed.
 """
