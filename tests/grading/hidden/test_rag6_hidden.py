@@ -257,8 +257,9 @@ def test_fence_opening_hidden_property(rag6, line):
 @given(line=st.builds("{}{}{}".format, INDENTS, fence_runs, st.sampled_from(["", " ", "\t ", " x", "`", "~"])),
        char=st.sampled_from("`~"), length=st.integers(3, 6))
 def test_closes_fence_hidden_property(rag6, line, char, length):
+    """`line` closes the fence if the parser ends the fence there, not at the end of the text."""
     tokens = parse(f"{char * length}\n{line}\nafter\n")
-    closes = tokens[0].map[1] == 2  # the fence ends with `line`, not at the end of the text
+    closes = tokens[0].map[1] == 2
     check.expect(bool(rag6.closes_fence(line, char, length)), closes)
 
 
@@ -300,6 +301,7 @@ def table_rows(draw):
 @check.hidden_seed
 @given(rows=table_rows())
 def test_is_table_start_hidden_property(rag6, rows):
+    """The first row starts a table if the parser's first token opens one."""
     text = "\n".join(rows) + "\n"
     starts = [token.type for token in parse(text)][:1] == ["table_open"]
     check.expect(bool(rag6.is_table_start(rag6.split_lines(text), 0)), starts)
@@ -326,7 +328,8 @@ def test_enter_section_hidden_property(rag6, case):
 @check.hidden_seed
 @given(text=markdown_page, max_tokens=st.integers(6, 50))
 def test_chunk_section_hidden_property(rag6, text, max_tokens):
-    """Without overlap, each chunk is one section's packed pieces: fences and tables whole."""
+    """Packed without overlap, so that the packing alone is judged: lossless, in budget, fences and
+    tables whole."""
     chunks = rag6.markdown_chunks(text, max_tokens)
     check.chunker_basics(text, chunks, max_tokens)
     check.nothing_protected_cut(text, chunks)
