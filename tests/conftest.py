@@ -498,7 +498,7 @@ def kind_shares(present: set) -> dict:
 
 
 def kind_of(item) -> str:
-    """"seeded" (a hidden test drawn from the grading seed, @check.hidden_seed), "hidden" or "public"."""
+    """The kind of a grading test: "seeded" (hidden, drawn from the grading seed), "hidden" or "public"."""
     if not is_hidden(item):
         return "public"
     return "seeded" if getattr(getattr(item, "obj", None), "seeded", False) else "hidden"
