@@ -15,7 +15,9 @@ check it makes, runs here, out of the student's reach. The hidden tests
 lab saw there can reach a public test's message.
 
 Points come from one table (points.py): a function's points are shared by its
-tests, and a parametrized test's share by its cases. Each test's time limit
+tests, and a parametrized test's share by its cases; where a function has hidden
+tests, those drawn from the grading seed share 80% of its points, the fixed
+hidden cases 10% and the public tests 10%. Each test's time limit
 follows the reference's own time for it (tests/grading/reference_times.json)
 with a floor. After the run a table gives the points per lab; --grade-json
 writes them, each failure with a one-line reason, for a gradebook.
@@ -48,6 +50,10 @@ FORBIDDEN = [ROOT / name for name in confine.CLOSED_FOLDERS]
 TIME_FLOOR = 10.0  # seconds: the least time limit of a grading test
 TIME_FACTOR = 10.0  # a test may take this many times what the reference took
 OUTER_GUARD = 120.0  # seconds beyond a test's limit before pytest-timeout stops the grader's own side
+# A function's points its public tests share where it has hidden ones (kind_shares): their answers are known, so
+# a lab that returns them by heart earns no more (tests/test_memoriser.py checks it).
+PUBLIC_SHARE = 0.1
+KIND_WEIGHTS = {"seeded": 8, "hidden": 1}  # how the hidden tests share the rest: 80% and 10% of the points
 
 profiles.load_fast_profile()  # the same examples a lab's own final check runs
 
@@ -329,13 +335,12 @@ class GradeBook:
             points = POINTS.get(lab, {}).get(function)
             if points is None:
                 raise pytest.UsageError(f"{lab}.{function} has no points in tools/grading/points.py")
-            for cases in by_test.values():
-                shares.update({item.nodeid: points / len(by_test) / len(cases) for item in cases})
+            shares.update(function_shares(points, by_test))
         if graded and len(graded) == len(items):
             self.one_line_failures(config)
         for item in graded:  # in the order they run
             self.enter(item, *grading_target(item), shares[item.nodeid])
-            opens = (grading_target(item)[0], "/hidden/" in item.nodeid)
+            opens = (grading_target(item)[0], is_hidden(item))
             if opens not in self.lab_folder.order:
                 self.lab_folder.order.append(opens)
             item.add_marker(pytest.mark.timeout(remote.TEST_LIMITS * self.limit(item) + OUTER_GUARD))
@@ -353,7 +358,7 @@ class GradeBook:
 
     def enter(self, item, lab: str, function: str, points: float) -> None:
         """Enter `item` as not run, so that even an interrupted run lists every test."""
-        hidden = "/hidden/" in item.nodeid
+        hidden = is_hidden(item)
         self.entries[item.nodeid] = {"lab": lab, "function": function, "points": points,
                                      "name": self.hidden_name(item) if hidden else item.name, "hidden": hidden,
                                      "outcome": "not run", "message": "the test did not run"}
@@ -477,6 +482,51 @@ class GradeBook:
             "possible": round(sum(lab["possible"] for lab in labs.values()), 2),
             "labs": dict(sorted(labs.items(), key=lambda item: lab_number(item[0]))),
         }
+
+
+def function_shares(points: float, by_test: dict) -> dict:
+    """{nodeid: points} for one function's tests ({test name: [its cases]}), adding up to `points`.
+
+    The tests fall in three kinds (kind_of), which share the points as
+    kind_shares says; within a kind, the tests share its part evenly, and a
+    test's part is split evenly among its cases.
+    """
+    kinds = defaultdict(dict)  # kind -> {test name: [its cases]}
+    for name, cases in by_test.items():
+        kinds[kind_of(cases[0])][name] = cases
+    shares = kind_shares(set(kinds))
+    return {item.nodeid: points * shares[kind] / len(tests) / len(cases)
+            for kind, tests in kinds.items() for cases in tests.values() for item in cases}
+
+
+def kind_shares(present: set) -> dict:
+    """{kind: its part of a function's points}, for the kinds of test the function has.
+
+    The public tests' inputs and answers are known, so where a function has
+    hidden tests the public ones share PUBLIC_SHARE only: a lab that returns
+    their answers by heart earns no more. The hidden tests share the rest,
+    those drawn from the grading seed 8 to 1 over the fixed hidden cases, which
+    stay the same from term to term (KIND_WEIGHTS). In the handout, with
+    public tests alone, they share everything.
+    """
+    hidden = {kind: KIND_WEIGHTS[kind] for kind in present if kind != "public"}
+    if not hidden:
+        return {"public": 1.0}
+    public = PUBLIC_SHARE if "public" in present else 0.0
+    shares = {kind: (1 - public) * weight / sum(hidden.values()) for kind, weight in hidden.items()}
+    return shares | ({"public": public} if public else {})
+
+
+def kind_of(item) -> str:
+    """The kind of a grading test: "seeded" (hidden, drawn from the grading seed), "hidden" or "public"."""
+    if not is_hidden(item):
+        return "public"
+    return "seeded" if getattr(getattr(item, "obj", None), "seeded", False) else "hidden"
+
+
+def is_hidden(item) -> bool:
+    """A hidden grading test: one in tests/grading/hidden/, which the handout leaves out."""
+    return "/hidden/" in item.nodeid
 
 
 def new_lab_report(lab: str, folder: LabFolder) -> dict:

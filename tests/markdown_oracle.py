@@ -91,3 +91,8 @@ def cuts(text, chunks):
 def indented_code_cuts(text, chunks):
     """(kind, start, end, position) for every chunk boundary strictly inside an indented code block."""
     return _cuts(indented_code_regions(text), chunks)
+
+
+def parse(text):
+    """The parser's tokens of `text`, as it is: what a judge of one line's reading asks for."""
+    return _parser.parse(text)

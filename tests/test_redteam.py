@@ -55,7 +55,7 @@ HIDDEN_LITERALS = (
     "exactly full", "a span over budget", "Hidden page", "a hash line in code", "not a closing fence for tildes",
     "this fence is never closed", "Intro paragraph before any heading", "Ops manual", "Handbook of operations",
     "tier gold; zone eu", "Certificates expire after ninety days", "Satellites report heartbeats to servers",
-    "wide text here",
+    "wide text here", "Keys rotate yearly", "Ports: 7400, 7401", "Field guide", "Restore › keys", "Keys rotate!",
 )
 PUBLIC_FILES = ("tests/grading/test_*.py", "tests/*.py", "labs/*.py", "solutions/*.py", "tools/grading/*.py",
                 "academy_llm.py", "labkit/*.py", "docs/*.md", "README.md")

@@ -178,10 +178,13 @@ def grading_seed() -> int:
 
 def hidden_seed(test):
     """A hidden property test draws its examples from grading_seed(), not hypothesis's own:
-    `@check.hidden_seed` above `@given` fixes the seed and lets it vary between terms."""
+    `@check.hidden_seed` above `@given` fixes the seed and lets it vary between terms. The test
+    is marked `seeded`: every function a student writes needs one (tests/test_memoriser.py)."""
     from hypothesis import seed, settings
 
-    return seed(grading_seed())(settings(derandomize=False)(test))
+    seeded = seed(grading_seed())(settings(derandomize=False)(test))
+    seeded.seeded = True
+    return seeded
 
 
 # ---- rag4's windows, exactly as the lab defines them -------------------------

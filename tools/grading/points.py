@@ -4,9 +4,12 @@ Every lab is worth the same: a lab is a week's work whatever its length. A
 function's points are shared by the grading tests that judge it (a test says
 which with `@pytest.mark.grades("token_windows")`), and a parametrized test
 shares its test's part among its cases, so a function tested by many cases
-costs no more than one tested by a few. The README's instructors' page shows
-this table; `tests/test_grading_harness.py` checks that every function here
-has tests and every test names a function here.
+costs no more than one tested by a few. Where a function has hidden tests,
+those drawn from the grading seed share 80% of its points, the fixed hidden
+cases 10% and the public tests 10% (tests/conftest.py's kind_shares).
+docs/instructors.md shows this table; the grader refuses a
+test that names a function not here, and tests/test_memoriser.py checks that
+every function here has a hidden test drawn from the grading seed.
 """
 
 POINTS = {

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from academy_llm import count_tokens
+
 pytestmark = pytest.mark.grade("rag11")
 
 # The public tests' pages, units and parents ("Orbit runs jobs. Satellites dial out." is a's one parent).
@@ -168,3 +170,38 @@ def test_convex_fusion_hidden_property(rag11, pairs, alpha):
 def test_read_parents_hidden(rag11, ranked, parent_of, expected):
     check.expect(handed(rag11.read_parents(PAGES, ranked, UNITS, parent_of, PARENTS, 1000)), expected)
 
+
+
+LINES = ["Backups run at night.", "Keys rotate yearly.", "Satellites dial out.", "Ports: 7400, 7401."]
+
+
+@st.composite
+def units_and_parents(draw):
+    """Pages of lines, each line a parent; units are lines or parts of them, some with no parent."""
+    pages, parents, units, parent_of = {}, [], [], []
+    for number in range(draw(st.integers(1, 3))):
+        lines = draw(st.lists(st.sampled_from(LINES), min_size=1, max_size=3))
+        pages[f"p{number}"] = "\n".join(lines)
+        start = 0
+        for line in lines:
+            parents.append((f"p{number}", start, start + len(line)))
+            for _ in range(draw(st.integers(1, 2))):
+                cut = draw(st.integers(1, len(line)))
+                units.append((f"p{number}", start, start + cut))
+                parent_of.append(draw(st.sampled_from([len(parents) - 1, len(parents) - 1, None])))
+            start += len(line) + 1
+    return pages, units, parent_of, parents
+
+
+@pytest.mark.grades("read_parents")
+@check.hidden_seed
+@given(case=units_and_parents(), data=st.data())
+def test_read_parents_hidden_property(rag11, case, data):
+    """Each parent once, in the order of its best unit, whole, as many as a budget of exactly theirs holds."""
+    pages, units, parent_of, parents = case
+    ranked = data.draw(st.lists(st.integers(0, len(units) - 1), unique=True, max_size=len(units)))
+    order = list(dict.fromkeys(parent_of[unit] for unit in ranked if parent_of[unit] is not None))
+    taken = data.draw(st.integers(0, len(order)))
+    budget = sum(count_tokens(pages[doc_id][start:end]) for doc_id, start, end in (parents[p] for p in order[:taken]))
+    got = handed(rag11.read_parents(pages, ranked, units, parent_of, parents, budget))
+    check.expect(got, [parents[p] for p in order[:taken]])

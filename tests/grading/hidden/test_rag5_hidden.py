@@ -1,10 +1,15 @@
 """Hidden grading tests for lab rag5 (instructors only): inputs the public tests never show."""
 
+import re
+
 import grading_checks as check
 import pytest
+import wire
 from hypothesis import given
 from hypothesis import strategies as st
-from text_strategies import clean_prose, lined_text
+from text_strategies import clean_prose, lined_prose, lined_text, prose
+
+from academy_llm import count_tokens
 
 pytestmark = pytest.mark.grade("rag5")
 
@@ -90,3 +95,26 @@ def test_recursive_chunks_hidden_property(rag5, text, max_tokens, data):
 def test_recursive_chunks_hidden_errors(rag5, args, error):
     with pytest.raises(error):
         rag5.recursive_chunks(*args)
+
+
+def word_cut_by(text, offset):
+    """The word `offset` falls strictly inside, or None."""
+    return next((word.group() for word in re.finditer(r"\S+", text) if word.start() < offset < word.end()), None)
+
+
+@pytest.mark.grades("split_at_seams")
+@check.hidden_seed
+@given(text=st.one_of(prose, lined_prose), max_tokens=st.integers(6, 50))
+def test_split_at_seams_hidden_property(rag5, text, max_tokens):
+    """Spans tile the text; a text that fits is one span; no cut falls inside a word that fits."""
+    spans = [tuple(span) for span in rag5.split_at_seams(text, 0, len(text), max_tokens,
+                                                           wire.New("TokenIndex", (text,)))]
+    ends = [0] + [end for _, end in spans]
+    check.expect([start for start, _ in spans], ends[:-1])
+    check.expect(ends[-1], len(text))
+    if count_tokens(text) <= max_tokens:
+        check.expect(spans, [(0, len(text))] if text else spans)
+    for _, end in spans:
+        word = word_cut_by(text, end)
+        assert word is None or count_tokens(word) > max_tokens, (
+            f"a span ends at {end}, inside {word!r}, a word of {count_tokens(word)} tokens")

@@ -4,6 +4,7 @@ import grading_checks as check
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from markdown_oracle import parse
 from text_strategies import markdown_page
 
 pytestmark = pytest.mark.grade("rag6")
@@ -195,7 +196,7 @@ def test_markdown_chunks_hidden_small_texts(rag6, text, expected):
 
 @pytest.mark.grades("markdown_chunks")
 @pytest.mark.parametrize("args, error", [
-    (("# a", 5, -1), ValueError), (("# a", 5.0), TypeError), ((None, 5), TypeError)])
+    (("## b", 7, -2), ValueError), (("# a", 5.0), TypeError), ((None, 9), TypeError)])
 def test_markdown_chunks_hidden_errors(rag6, args, error):
     with pytest.raises(error):
         rag6.markdown_chunks(*args)
@@ -226,3 +227,109 @@ def test_sections_of_the_hidden_code_page(rag6):
     chunks = rag6.markdown_chunks(CODE_PAGE, 40)
     check.lossless(CODE_PAGE, chunks)
     check.expect([c.section for c in chunks], [("Console",), ("Console", "Items"), ("Console", "Items")])
+
+
+# ---- the four line rules and the heading path, on lines drawn with the grading seed ------------
+# markdown-it-py (CommonMark with GitHub tables, tests/markdown_oracle.py's parser) is the judge.
+
+INDENTS = st.sampled_from(["", " ", "  ", "   ", "    ", "\t"])
+fence_runs = st.sampled_from("`~").flatmap(lambda char: st.integers(1, 7).map(char.__mul__))
+fence_lines = st.builds("{}{}{}".format, INDENTS, fence_runs, st.text(alphabet="a1 `~", max_size=6))
+
+
+def fence_by_the_parser(line):
+    """(char, length) if the parser reads `line` as a fence's first line, else None."""
+    tokens = parse(line + "\n")
+    if tokens and tokens[0].type == "fence" and tokens[0].map[0] == 0:
+        return tokens[0].markup[0], len(tokens[0].markup)
+    return None
+
+
+@pytest.mark.grades("fence_opening")
+@check.hidden_seed
+@given(line=fence_lines)
+def test_fence_opening_hidden_property(rag6, line):
+    check.expect(rag6.fence_opening(line), fence_by_the_parser(line))
+
+
+@pytest.mark.grades("closes_fence")
+@check.hidden_seed
+@given(line=st.builds("{}{}{}".format, INDENTS, fence_runs, st.sampled_from(["", " ", "\t ", " x", "`", "~"])),
+       char=st.sampled_from("`~"), length=st.integers(3, 6))
+def test_closes_fence_hidden_property(rag6, line, char, length):
+    """`line` closes the fence if the parser ends the fence there, not at the end of the text."""
+    tokens = parse(f"{char * length}\n{line}\nafter\n")
+    closes = tokens[0].map[1] == 2
+    check.expect(bool(rag6.closes_fence(line, char, length)), closes)
+
+
+heading_lines = st.builds("{}{}{}{}{}".format, INDENTS, st.integers(0, 8).map("#".__mul__),
+                          st.sampled_from(["", " ", "\t", "  "]), st.text(alphabet="ab #", max_size=8),
+                          st.sampled_from(["", " ", " ##", "#", "\t#  "]))
+
+
+def heading_by_the_parser(line):
+    """(level, title) if the parser reads `line` as an ATX heading, else None."""
+    tokens = parse(line + "\n")
+    if tokens and tokens[0].type == "heading_open" and tokens[0].markup.startswith("#"):
+        return int(tokens[0].tag[1]), tokens[1].content
+    return None
+
+
+@pytest.mark.grades("atx_heading")
+@check.hidden_seed
+@given(line=heading_lines)
+def test_atx_heading_hidden_property(rag6, line):
+    check.expect(rag6.atx_heading(line), heading_by_the_parser(line))
+
+
+cells = st.lists(st.sampled_from(["a", " b ", "", "c d", "\\|"]), min_size=1, max_size=4)
+delimiters = st.lists(st.sampled_from(["---", ":--", "--:", ":-:", " - ", "-x-"]), min_size=1, max_size=4)
+
+
+@st.composite
+def table_rows(draw):
+    """A header row and a line under it that may be its delimiter row, pipes outside or not (a row
+    of one cell has one: without, '-' under a line is a setext heading's, which the parser prefers)."""
+    def row(parts):
+        outer = draw(st.sampled_from([("", ""), ("|", "|"), ("|", ""), ("", "|")][len(parts) == 1:]))
+        return outer[0] + "|".join(parts) + outer[1]
+    return draw(INDENTS.filter(lambda indent: indent != "\t")) + row(draw(cells)), row(draw(delimiters))
+
+
+@pytest.mark.grades("is_table_start")
+@check.hidden_seed
+@given(rows=table_rows())
+def test_is_table_start_hidden_property(rag6, rows):
+    """The first row starts a table if the parser's first token opens one."""
+    text = "\n".join(rows) + "\n"
+    starts = [token.type for token in parse(text)][:1] == ["table_open"]
+    check.expect(bool(rag6.is_table_start(rag6.split_lines(text), 0)), starts)
+
+
+@st.composite
+def heading_paths(draw):
+    """A heading path as the lab keeps one (levels rising from the outermost in), and a heading."""
+    levels = sorted(draw(st.sets(st.integers(1, 6), max_size=5)))
+    path = tuple((level, draw(st.sampled_from(["A", "B", "Setup", ""]))) for level in levels)
+    return path, draw(st.integers(1, 6)), draw(st.sampled_from(["A", "Install", "Ports"]))
+
+
+@pytest.mark.grades("enter_section")
+@check.hidden_seed
+@given(case=heading_paths())
+def test_enter_section_hidden_property(rag6, case):
+    path, level, title = case
+    expected = tuple(pair for pair in path if pair[0] < level) + ((level, title),)
+    check.expect(tuple(map(tuple, rag6.enter_section(path, level, title))), expected)
+
+
+@pytest.mark.grades("chunk_section")
+@check.hidden_seed
+@given(text=markdown_page, max_tokens=st.integers(6, 50))
+def test_chunk_section_hidden_property(rag6, text, max_tokens):
+    """Packed without overlap, so that the packing alone is judged: lossless, in budget, fences and
+    tables whole."""
+    chunks = rag6.markdown_chunks(text, max_tokens)
+    check.chunker_basics(text, chunks, max_tokens)
+    check.nothing_protected_cut(text, chunks)

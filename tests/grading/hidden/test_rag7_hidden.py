@@ -76,3 +76,18 @@ def test_header_chunks_hidden_property(rag7, text, max_tokens, data):
     check.chunker_basics(text, chunks, max_tokens)
     check.nothing_protected_cut(text, chunks)
     check.headers_follow_sections(chunks, "Ops", max_tokens)
+
+
+headings = st.lists(st.sampled_from(["Backups", "", "Restore › keys", "Zones"]), max_size=4).map(tuple)
+fields = st.dictionaries(st.sampled_from(["applies_to", "edition", "min_version", "tier"]),
+                         st.sampled_from(["", "3.x", "pro", "gold"]), max_size=4)
+
+
+@pytest.mark.grades("make_header")
+@check.hidden_seed
+@given(title=st.sampled_from(["", "Ops", "Field guide"]), section=headings, metadata=fields)
+def test_make_header_hidden_property(rag7, title, section, metadata):
+    """The non-empty parts joined by ' › ', then each field with a value, '_' read as a space."""
+    path = " › ".join(part for part in (title, *section) if part)
+    said = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in metadata.items() if value)
+    check.expect(rag7.make_header(title, section, metadata), f"{path} ({said})" if said else path)

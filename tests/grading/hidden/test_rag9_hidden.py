@@ -1,5 +1,7 @@
 """Hidden grading tests for lab rag9 (instructors only): inputs the public tests never show."""
 
+import itertools
+
 import grading_checks as check
 import numpy as np
 import pytest
@@ -85,3 +87,96 @@ def test_semantic_chunks_hidden_three_topics(rag9, method):
 def test_semantic_chunks_hidden_property(rag9, text, max_tokens, method):
     chunks = rag9.semantic_chunks(text, max_tokens, method, embedder="hash")
     check.chunker_basics(text, chunks, max_tokens)
+
+
+@st.composite
+def sentences(draw):
+    """A text cut into sentence spans that tile it, and a window."""
+    words = draw(st.lists(st.sampled_from(["Jobs run. ", "Keys rotate! ", "Why? ", "ok\r\n", "Satellites "]),
+                          min_size=1, max_size=12))
+    ends = list(itertools.accumulate(map(len, words)))
+    return "".join(words), list(zip([0, *ends], ends)), draw(st.integers(0, 4))
+
+
+@pytest.mark.grades("window_texts")
+@check.hidden_seed
+@given(case=sentences())
+def test_window_texts_hidden_property(rag9, case):
+    text, spans, window = case
+    expected = [text[spans[max(i - window, 0)][0] : spans[min(i + window, len(spans) - 1)][1]]
+                for i in range(len(spans))]
+    check.expect(list(rag9.window_texts(text, spans, window)), expected)
+
+
+def unit_rows(draw, rows):
+    """`rows` unit vectors of 3 dimensions, as an embedder gives them."""
+    coordinates = st.integers(-4, 4)
+    vectors = [draw(st.tuples(coordinates, coordinates, coordinates).filter(any)) for _ in range(rows)]
+    return np.array(vectors, dtype=float) / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+@pytest.mark.grades("neighbour_distances")
+@check.hidden_seed
+@given(data=st.data(), rows=st.integers(1, 8))
+def test_neighbour_distances_hidden_property(rag9, data, rows):
+    vectors = unit_rows(data.draw, rows)
+    expected = [1 - sum(a * b for a, b in zip(first, second)) for first, second in zip(vectors, vectors[1:])]
+    check.expect_close(list(rag9.neighbour_distances(vectors)), expected)
+
+
+def percentile(values, p):
+    """The p-th percentile by linear interpolation between the sorted values (numpy's default)."""
+    ordered = sorted(values)
+    place = (len(ordered) - 1) * p / 100
+    low = int(place)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (place - low)
+
+
+@pytest.mark.grades("breakpoints")
+@check.hidden_seed
+@given(distances=st.lists(st.integers(0, 20).map(lambda n: n / 10), max_size=12),
+       p=st.sampled_from([0, 10, 25, 50, 75, 90, 95, 100]))
+def test_breakpoints_hidden_property(rag9, distances, p):
+    expected = [i + 1 for i, d in enumerate(distances) if d > percentile(distances, p)] if distances else []
+    check.expect(list(rag9.breakpoints(distances, p)), expected)
+
+
+def segmentations(n, allowed):
+    """Every way to cut range(n) into chunks (start, end) that `allowed` accepts, as lists of cuts."""
+    for cuts in itertools.product([False, True], repeat=max(n - 1, 0)):
+        bounds = [0, *[i + 1 for i, cut in enumerate(cuts) if cut], n]
+        if all(allowed(start, end) for start, end in zip(bounds, bounds[1:])):
+            yield bounds[1:-1]
+
+
+def inside_score(scores, start, end):
+    """The summed pair scores of a chunk: scores[d, i] for i and i + d both in [start, end)."""
+    return sum(scores[d, i] for i in range(start, end) for d in range(1, end - i) if d < len(scores))
+
+
+@pytest.mark.grades("best_cuts")
+@check.hidden_seed
+@given(data=st.data(), n=st.integers(1, 8), max_sentences=st.integers(1, 5), max_tokens=st.integers(1, 12))
+def test_best_cuts_hidden_property(rag9, data, n, max_sentences, max_tokens):
+    """Cuts that keep every chunk within both limits (a sentence alone may be over the tokens), with
+    the best total found by trying every way to cut."""
+    scores = np.zeros((max_sentences, n))
+    for d in range(1, min(max_sentences, n)):
+        scores[d, : n - d] = data.draw(st.lists(st.integers(-5, 5), min_size=n - d, max_size=n - d))
+    tokens = data.draw(st.lists(st.integers(1, 6), min_size=n, max_size=n))
+
+    def allowed(start, end):
+        return end - start <= max_sentences and (end - start == 1 or sum(tokens[start:end]) <= max_tokens)
+
+    def total(cuts):
+        bounds = [0, *cuts, n]
+        return sum(inside_score(scores, a, b) for a, b in zip(bounds, bounds[1:]))
+
+    cuts = [int(cut) for cut in rag9.best_cuts(np.cumsum(scores, axis=0), tokens, max_tokens, max_sentences)]
+    assert cuts == sorted(set(cuts)) and all(0 < cut < n for cut in cuts), f"returned {cuts}: not cuts in (0, {n})"
+    bounds = [0, *cuts, n]
+    assert all(allowed(a, b) for a, b in zip(bounds, bounds[1:])), (
+        f"returned {cuts}: a chunk over max_sentences = {max_sentences} or max_tokens = {max_tokens}")
+    best = max(map(total, segmentations(n, allowed)))
+    assert total(cuts) == pytest.approx(best), f"returned {cuts}, scoring {total(cuts)}; the best scores {best}"
