@@ -17,11 +17,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from markdown_oracle import cuts, indented_code_cuts
+from markdown_oracle import cuts, headings, indented_code_cuts, whole_blocks
 
 from academy_llm import (
     Chunk,
-    check_budget,
     check_lossless,
     count_tokens,
     is_clean_cut,
@@ -29,7 +28,6 @@ from academy_llm import (
 )
 
 SEED_FILE = Path(__file__).resolve().parents[2] / "tests" / "grading" / "hidden" / "seed.txt"
-WHOLE_KINDS = ("code", "table", "front_matter")  # the only chunks that may be over budget
 
 
 def short(value, width: int = 60) -> str:
@@ -86,20 +84,31 @@ def are_chunks(value) -> list:
 
 
 def lossless(text: str, chunks, whitespace_may_be_lost: bool = False) -> None:
-    """Exact slices, in order, nothing lost (academy_llm.check_lossless, as an assertion)."""
+    """Exact slices, in order, nothing lost (academy_llm.check_lossless, as an assertion), each
+    with its true n_tokens: a count the lab returns is a claim, as its spans are."""
     are_chunks(chunks)
     try:
         check_lossless(text, chunks, whitespace_may_be_lost)
     except ValueError as error:
         raise AssertionError(str(error)) from None
+    true_counts(chunks)
 
 
 def in_budget(chunks, max_tokens: int) -> None:
-    """Every chunk but an oversize one embeds in max_tokens (academy_llm.check_budget)."""
-    try:
-        check_budget(chunks, max_tokens)
-    except ValueError as error:
-        raise AssertionError(str(error)) from None
+    """Every chunk not flagged oversize embeds in max_tokens: its embedding_text, header and all,
+    counted here. Whether a flagged one may be over is for the lab's contract to say:
+    no_oversize, or whole_and_over_budget."""
+    for number, chunk in enumerate(chunks, 1):
+        n = count_tokens(chunk.embedding_text)
+        assert chunk.oversize or n <= max_tokens, (
+            f"chunk {number} [{chunk.start}, {chunk.end}) has {n} tokens, over the budget of {max_tokens}")
+
+
+def no_oversize(chunks) -> None:
+    """A chunker whose contract has no oversize exception (rag4, rag5, rag9) flags no chunk."""
+    for chunk in chunks:
+        assert not chunk.oversize, (
+            f"{name(chunk)} is flagged oversize; these chunks have no oversize exception")
 
 
 def true_counts(chunks) -> None:
@@ -119,12 +128,80 @@ def at_token_starts(text: str, chunks) -> None:
                 f"{name(chunk)}: offset {edge} is not where a token of the page starts")
 
 
-def only_whole_blocks_oversize(chunks) -> None:
-    """Only a code block (fenced or indented), a table or front matter, kept whole, may be flagged oversize."""
+def whole_and_over_budget(text: str, chunks, max_tokens: int) -> None:
+    """A chunk flagged oversize is one block kept whole that really is over budget, by the
+    grader's own reading (markdown_oracle, markdown-it-py), never by the lab's word.
+
+    The chunk holds exactly one whole fenced or indented code block, table or
+    front matter (markdown_oracle.whole_blocks), and its kind names that block
+    ("code", "table" or "front_matter"). Before the block it may hold headings
+    (a heading is glued to the piece after it, so a section's heading opens the
+    chunk of its big table), and around it whitespace (blank lines, line
+    breaks); nothing else. And the chunk from its first heading or the block's
+    first line on (the blank lines after a block are the block's, as rag6 reads
+    blocks), embedded with its header (rag7), counts more than max_tokens: blank
+    lines before a block that fits are no reason to flag it.
+    """
+    blocks = whole_blocks(text)
+    for chunk in (chunk for chunk in chunks if chunk.oversize):
+        held = [block for block in blocks if chunk.start <= block[1] and block[2] <= chunk.end]
+        assert len(held) == 1, (
+            f"{name(chunk)} is flagged oversize, yet holds {len(held)} whole code blocks, tables or front "
+            f"matter: only one, alone, may be over budget")
+        kind, start, end = held[0]
+        assert chunk.kind == kind, (
+            f"{name(chunk)} is flagged oversize as {chunk.kind!r}, yet the block it holds at [{start}, {end}) "
+            f"is {kind}")
+        before = [heading[:2] for heading in headings(text) if heading[1] <= start]
+        stray = stray_text(text, chunk, [(start, end)] + before)
+        assert stray is None, (
+            f"{name(chunk)} is flagged oversize, yet holds {short(text[stray:stray + 20], 24)} at {stray}, "
+            f"outside the {kind} at [{start}, {end}) and the headings before it")
+        first = min([start] + [heading for heading, _ in before if heading >= chunk.start])
+        core = text[first : chunk.end]
+        n = count_tokens(f"{chunk.header}\n{core}" if chunk.header else core)
+        assert n > max_tokens, (
+            f"{name(chunk)} is flagged oversize, yet its {kind} at [{start}, {end}) counts {n} tokens"
+            f"{' with its header' if chunk.header else ''}, within max_tokens = {max_tokens}")
+
+
+def stray_text(text: str, chunk, allowed) -> int | None:
+    """The first offset of `chunk` that is neither whitespace nor inside an `allowed` (start, end), or None."""
+    position = chunk.start
+    for start, end in sorted(allowed) + [(chunk.end, chunk.end)]:
+        gap = text[position : min(start, chunk.end)]
+        if gap.strip():
+            return position + len(gap) - len(gap.lstrip())
+        position = max(position, end)
+        if position >= chunk.end:
+            return None
+    return None
+
+
+def true_sections(text: str, chunks) -> None:
+    """Each chunk's section is a heading path of the page, as a real Markdown parser reads its
+    headings (markdown_oracle.headings), never the lab's word.
+
+    Accepted: the path in effect at the chunk's start or after a heading inside
+    it; or, since a section with almost no body folds into its first child, the
+    path of a heading after the chunk reached through headings each one deeper
+    than the one before (## General, then ### Debian: the chunk of General may
+    carry Debian's path).
+    """
+    marks = headings(text)
+    starts = [start for start, _, _ in marks]
     for chunk in chunks:
-        assert not chunk.oversize or chunk.kind in WHOLE_KINDS, (
-            f"{name(chunk)} is flagged oversize with kind {chunk.kind!r}; only {WHOLE_KINDS} "
-            f"may be")
+        first = bisect.bisect_right(starts, chunk.start)  # the headings at or before its start
+        inside = bisect.bisect_left(starts, chunk.end)  # ... and those before its end
+        paths = [marks[first - 1][2] if first else ()] + [path for _, _, path in marks[first:inside]]
+        for _, _, path in marks[inside:]:
+            if len(path) <= len(paths[-1]) or path[: len(paths[-1])] != paths[-1]:
+                break
+            paths.append(path)
+        section = tuple(chunk.section) if isinstance(chunk.section, (list, tuple)) else chunk.section
+        assert section in paths, (
+            f"{name(chunk)} says it is in the section {short(chunk.section)}; the page's headings put it in "
+            f"{short(paths[0])}")
 
 
 def nothing_protected_cut(text: str, chunks) -> None:
@@ -143,25 +220,39 @@ def same_again(again, chunks) -> None:
 
 
 def chunker_basics(text: str, chunks, max_tokens: int) -> None:
-    """What every token-budgeted chunker promises: lossless, in budget, true counts."""
+    """What every token-budgeted chunker without Markdown promises (rag4, rag5, rag9): lossless,
+    true counts, every chunk in budget, none flagged oversize."""
+    lossless(text, chunks)
+    no_oversize(chunks)
+    in_budget(chunks, max_tokens)
+
+
+def markdown_basics(text: str, chunks, max_tokens: int, title: str | None = None) -> None:
+    """What a Markdown chunker promises (rag6; rag7, with its `title`): lossless, true counts,
+    in budget but for one whole block truly over it, true heading paths, and in rag7 the
+    headers those paths make. Every flag, kind, section and header is checked, not believed."""
     lossless(text, chunks)
     in_budget(chunks, max_tokens)
-    true_counts(chunks)
-    only_whole_blocks_oversize(chunks)
+    whole_and_over_budget(text, chunks, max_tokens)
+    true_sections(text, chunks)
+    if title is not None:
+        headers_follow_sections(text, chunks, title, max_tokens)
 
 
-def headers_follow_sections(chunks, title: str, max_tokens: int) -> None:
+def headers_follow_sections(text: str, chunks, title: str, max_tokens: int) -> None:
     """Each header is the title and the chunk's heading path joined by ' › ', then any fields;
-    or, where that takes more than half of max_tokens (its line break counted), a shorter one
-    within that half: the title, '…', then the nearest headings, or a start of it ending in '…'."""
+    or, where that takes more than its room (its line break counted), a shorter one within it:
+    the title, '…', then the nearest headings, or a start of it ending in '…'. The room is half
+    of max_tokens, less if the text's widest uncut piece (min_budget) needs more of it."""
+    room = min(max_tokens // 2, max_tokens - min(max_tokens, min_budget(text)))
     for chunk in chunks:
         path = " › ".join(part for part in (title, *chunk.section) if part)
-        if count_tokens(path + "\n") <= max_tokens // 2:
+        if count_tokens(path + "\n") <= room:
             assert chunk.header == path or chunk.header.startswith(path + " ("), (
                 f"{name(chunk)} in section {chunk.section} has the header {chunk.header!r}")
             continue
-        assert count_tokens(chunk.header + "\n") <= max_tokens // 2 or not chunk.header, (
-            f"{name(chunk)} has the header {chunk.header!r}, over half of max_tokens = {max_tokens}")
+        assert count_tokens(chunk.header + "\n") <= room or not chunk.header, (
+            f"{name(chunk)} has the header {chunk.header!r}, over its room of {room} of max_tokens = {max_tokens}")
         assert not chunk.header or "…" in chunk.header, (
             f"{name(chunk)} has the header {chunk.header!r}; {path!r} shortened shows a '…' where it was cut")
 
@@ -226,6 +317,7 @@ def word_windows_exact(text: str, chunks, size: int, overlap: int) -> None:
     word's first character to its last word's last one.
     """
     lossless(text, chunks, whitespace_may_be_lost=True)
+    no_oversize(chunks)
     words = [(match.start(), match.end()) for match in re.finditer(r"\S+", text)]
     if not words:
         assert chunks == [], f"the text has no words, yet {len(chunks)} chunk(s) came back"
@@ -262,9 +354,7 @@ def token_windows_exact(text: str, chunks, max_tokens: int, overlap: int) -> Non
     tokens, and a window short of max_tokens tokens that is not the last
     would go over the budget with one more.
     """
-    lossless(text, chunks)
-    in_budget(chunks, max_tokens)
-    true_counts(chunks)
+    chunker_basics(text, chunks, max_tokens)
     at_token_starts(text, chunks)
     if not chunks:
         assert not text, "the text has tokens, yet no chunk came back"
@@ -342,9 +432,11 @@ def overlap_exact(text: str, chunks, packed, max_tokens: int, overlap: int) -> N
     no overlap. Each chunk keeps its packed end; after the first, its start
     reaches back `overlap` of the page's tokens, never before the previous
     packed chunk's start, moves forward to the first clean cut, and gives back
-    words (clean cut by clean cut) while the chunk is over max_tokens.
+    words (clean cut by clean cut) while the chunk is over max_tokens. Both
+    chunkings have what every chunker promises (chunker_basics).
     """
-    lossless(text, packed)
+    chunker_basics(text, chunks, max_tokens)
+    chunker_basics(text, packed, max_tokens)
     assert len(chunks) == len(packed), (
         f"{len(chunks)} chunks with overlap, {len(packed)} without: overlap should only move "
         f"starts back (packing at max_tokens - overlap = {packing_budget(text, max_tokens, overlap)})")
