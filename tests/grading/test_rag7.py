@@ -78,7 +78,7 @@ def test_the_header_is_never_part_of_the_text(rag7):
 @pytest.mark.grades("header_chunks")
 def test_explicit_metadata_replaces_the_front_matter_fields(rag7):
     chunks = rag7.header_chunks(PAGE, "Docs", 64, metadata={"edition": "community"})
-    check.markdown_basics(PAGE, chunks, 64, "Docs")
+    check.markdown_basics(PAGE, chunks, 64, "Docs", {"edition": "community"})
     for chunk in chunks:
         assert chunk.header.endswith("(edition community)"), (
             f"{check.name(chunk)} has the header {chunk.header!r}, not ending "

@@ -15,9 +15,10 @@ import math
 import os
 import re
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
-from markdown_oracle import cuts, headings, indented_code_cuts, whole_blocks
+from markdown_oracle import FRONT_MATTER, cuts, headings, indented_code_cuts, whole_blocks
 
 from academy_llm import (
     Chunk,
@@ -227,34 +228,55 @@ def chunker_basics(text: str, chunks, max_tokens: int) -> None:
     in_budget(chunks, max_tokens)
 
 
-def markdown_basics(text: str, chunks, max_tokens: int, title: str | None = None) -> None:
-    """What a Markdown chunker promises (rag6; rag7, with its `title`): lossless, true counts,
-    in budget but for one whole block truly over it, true heading paths, and in rag7 the
+def markdown_basics(text: str, chunks, max_tokens: int, title: str | None = None, metadata=None) -> None:
+    """What a Markdown chunker promises (rag6; rag7, with its `title` and `metadata`): lossless, true
+    counts, in budget but for one whole block truly over it, true heading paths, and in rag7 the
     headers those paths make. Every flag, kind, section and header is checked, not believed."""
     lossless(text, chunks)
     in_budget(chunks, max_tokens)
     whole_and_over_budget(text, chunks, max_tokens)
     true_sections(text, chunks)
     if title is not None:
-        headers_follow_sections(text, chunks, title, max_tokens)
+        headers_follow_sections(text, chunks, title, max_tokens, page_fields(text) if metadata is None else metadata)
 
 
-def headers_follow_sections(text: str, chunks, title: str, max_tokens: int) -> None:
-    """Each header is the title and the chunk's heading path joined by ' › ', then any fields;
-    or, where that takes more than its room (its line break counted), a shorter one within it:
-    the title, '…', then the nearest headings, or a start of it ending in '…'. The room is half
-    of max_tokens, less if the text's widest uncut piece (min_budget) needs more of it."""
+HEADER_FIELDS = ("applies_to",)  # rag7's: the front-matter fields a header carries when the caller gives none
+
+
+def page_fields(text: str) -> dict:
+    """The HEADER_FIELDS of the page's front matter, read as rag7 reads it: `key: value` lines."""
+    match = FRONT_MATTER.match(text)
+    found = {}
+    for line in match.group().splitlines()[1:-1] if match else ():
+        key, colon, value = line.partition(":")
+        if colon and key.strip() and not key.startswith((" ", "\t", "-")):
+            found[key.strip()] = value.strip().strip("\"'")
+    return {key: found[key] for key in HEADER_FIELDS if key in found}
+
+
+def full_header(title: str, section, metadata: dict) -> str:
+    """rag7's header as its docstring states it: title › headings (key value; ...), empty parts left out."""
+    path = " › ".join(part for part in (title, *section) if part)
+    fields = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in metadata.items() if value)
+    return f"{path} ({fields})" if fields else path
+
+
+def headers_follow_sections(text: str, chunks, title: str, max_tokens: int, metadata: dict) -> None:
+    """Each header is the one the chunk's heading path makes (full_header, its fields from
+    `metadata`) where that fits its room (its line break counted); else a shorter one within the
+    room: the title, '…', then the nearest headings, or a start of it ending in '…'. The room is
+    half of max_tokens, less if the text's widest uncut piece (min_budget) needs more of it."""
     room = min(max_tokens // 2, max_tokens - min(max_tokens, min_budget(text)))
     for chunk in chunks:
-        path = " › ".join(part for part in (title, *chunk.section) if part)
-        if count_tokens(path + "\n") <= room:
-            assert chunk.header == path or chunk.header.startswith(path + " ("), (
-                f"{name(chunk)} in section {chunk.section} has the header {chunk.header!r}")
+        full = full_header(title, chunk.section, metadata)
+        if count_tokens(full + "\n") <= room:
+            assert chunk.header == full, (
+                f"{name(chunk)} in section {chunk.section} has the header {chunk.header!r}, expected {full!r}")
             continue
         assert count_tokens(chunk.header + "\n") <= room or not chunk.header, (
             f"{name(chunk)} has the header {chunk.header!r}, over its room of {room} of max_tokens = {max_tokens}")
         assert not chunk.header or "…" in chunk.header, (
-            f"{name(chunk)} has the header {chunk.header!r}; {path!r} shortened shows a '…' where it was cut")
+            f"{name(chunk)} has the header {chunk.header!r}; {full!r} shortened shows a '…' where it was cut")
 
 
 def grading_seed() -> int:
@@ -281,9 +303,10 @@ def hidden_seed(test):
 def edge_calls(text: str) -> list:
     """(args, expected) pairs every chunker(text, max_tokens, overlap=0) must answer, every lab's
     contract (academy_llm.check_text_and_window): an empty text gives no chunks; no budget,
-    overlap as big as the budget or negative, bytes or no text at all are refused."""
+    overlap as big as the budget or negative, bytes (empty too: the check comes first) or no text
+    at all are refused."""
     return [(("", 10), []), ((text, 0), ValueError), ((text, 5, 5), ValueError), ((text, 5, -1), ValueError),
-            ((text.encode(), 5), TypeError), ((None, 5), TypeError), ((3, 5), TypeError)]
+            ((text.encode(), 5), TypeError), ((b"", 5), TypeError), ((None, 5), TypeError), ((3, 5), TypeError)]
 
 
 def answers(chunker, args, expected) -> None:
@@ -563,23 +586,25 @@ def same_postings(got, expected):
 
 
 def fused_scores(rankings, k):
+    """{item: its RRF score}, exact (fractions), in the order the items are first met."""
     scores = {}
     for ranking in rankings:
         for rank, item in enumerate(ranking, 1):
-            scores.setdefault(item, []).append(1 / (k + rank))
-    return {item: math.fsum(parts) for item, parts in scores.items()}
+            scores[item] = scores.get(item, 0) + Fraction(1, k + rank)
+    return scores
 
 
 def check_fused(fused, rankings, k):
-    """Each item once, scores never rising (up to rounding), ties in the order first met."""
+    """Each item once, scores never rising, exact ties in the order first met: the sums compared
+    exactly, as the lab's docstring says, so no tie is left to rounding."""
     scores = fused_scores(rankings, k)
     assert sorted(map(repr, fused)) == sorted(map(repr, scores)), (
         f"returned {short(fused)}, not each item of the rankings once")
     met = {item: number for number, item in enumerate(scores)}
     for before, after in zip(fused, fused[1:]):
-        gap = scores[before] - scores[after]
-        assert gap > -1e-12, f"{before!r} ({scores[before]:.6f}) comes before {after!r} ({scores[after]:.6f})"
-        if abs(gap) <= 1e-12:
+        assert scores[before] >= scores[after], (
+            f"{before!r} ({float(scores[before]):.6f}) comes before {after!r} ({float(scores[after]):.6f})")
+        if scores[before] == scores[after]:
             assert met[before] < met[after], f"{before!r} and {after!r} tie; {after!r} was met first"
 
 

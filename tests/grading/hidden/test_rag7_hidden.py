@@ -51,7 +51,7 @@ def test_header_chunks_hidden_crlf_page(rag7, max_tokens, spans):
 ])
 def test_header_chunks_hidden_metadata(rag7, metadata, fields):
     chunks = rag7.header_chunks(FRONT_MATTER, "Ops", 40, metadata=metadata)
-    check.markdown_basics(FRONT_MATTER, chunks, 40, "Ops")
+    check.markdown_basics(FRONT_MATTER, chunks, 40, "Ops", metadata)
     check.expect([c.header for c in chunks], ["Ops" + fields, "Ops › Backups" + fields])
 
 
