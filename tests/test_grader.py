@@ -163,10 +163,12 @@ FAULTS = [
     Fault("rag4", "word_windows prints a megabyte on every call",
           old="    check_text_and_window(text, size, overlap)\n",
           new="    check_text_and_window(text, size, overlap)\n    print('x' * 1_000_000)\n"),
-    Fault("rag4", "word_windows rebinds academy_llm.count_tokens: the judge measures with its own",
+    Fault("rag4", "word_windows rebinds academy_llm.count_tokens: its chunks claim false counts, which the judge, "
+          "counting with its own, refuses",
           old="    chunks = []\n    for first in range(0, len(words), size - overlap):",
           new=("    import academy_llm; academy_llm.count_tokens = len\n"
-               "    chunks = []\n    for first in range(0, len(words), size - overlap):")),
+               "    chunks = []\n    for first in range(0, len(words), size - overlap):"),
+          costs=r"test_word_windows_(?!of_no_words|reject)", reason=r"says \d+ tokens, the tokenizer counts \d+$"),
     Fault("rag4", "token_windows never returns, and swallows every exception",
           old='    check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")\n',
           new=('    check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")\n'
