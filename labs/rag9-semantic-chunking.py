@@ -183,7 +183,12 @@ def best_cuts(with_later, sentence_tokens, max_tokens, max_sentences):
 # %%
 def semantic_chunks(text, max_tokens, method="breakpoints", window=1, percentile=90,
                     max_sentences=48, embedder=None):
-    """Chunks cut where the meaning shifts ("breakpoints") or by the best split ("global")."""
+    """Chunks cut where the meaning shifts ("breakpoints") or by the best split ("global").
+
+    The arguments are checked first, the empty text's too: a text that is not a str or a
+    max_tokens that is not an int (True included) is a TypeError, a max_tokens below 1 or
+    another method a ValueError; then an empty text gives no chunks.
+    """
     # TODO(rag9): Refuse bad arguments before any work, as every chunker in the course does (a text
     #   that is not a str, a budget that is not a positive int: TypeError or ValueError),
     #   and with a ValueError for an unknown method, so that a caller's mistake is named

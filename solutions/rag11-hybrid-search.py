@@ -25,6 +25,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
@@ -232,7 +233,9 @@ def word_scores(words, question):
 # 1 / (k + rank), its rank counted from 1; a ranking that does not hold it
 # adds nothing. With k = 60 the first place is worth 1/61 and the tenth
 # 1/70: being found by both retrievers beats being first in one. It has no
-# setting to tune, which is why it is the usual default.
+# setting to tune, which is why it is the usual default. The sums are kept
+# exact, as fractions: added as floats, 1/61 + 1/62 + 1/63 can come out a
+# hair away from 1/63 + 1/62 + 1/61, and a tie would be decided by rounding.
 #
 # A **convex combination** keeps the scores, made comparable first: each
 # retriever's scores are min-max normalised over the candidates (the best
@@ -247,23 +250,27 @@ def reciprocal_rank_fusion(rankings, k=RRF_K):
     """The items of all `rankings` (each a list, best first, an item at most once) in one list,
     best first, by the sum over the rankings holding an item of 1 / (k + its rank), ranks from 1.
 
-    Ties keep the order in which the items are first met, reading the whole first ranking, then
-    the second, and so on.
+    The sums are exact: each 1 / (k + rank) is a fractions.Fraction (k an int), so two items tie
+    exactly when their sums are equal, in whatever order their terms were added (floats would
+    round: 1/61 + 1/62 + 1/63 and 1/63 + 1/62 + 1/61 can differ in the last bit). Ties keep the
+    order in which the items are first met, reading the whole first ranking, then the second,
+    and so on.
     """
     # BEGIN SOLUTION
     # hint 1: Fuse several rankings into one by their ranks alone, because the retrievers'
     # hint 1: scores are on scales that cannot be added.
     # hint 2: Keep a score per item, starting at 0 the first time the item is met. Walk each
-    # hint 2: ranking with ranks counted from 1 and add 1 / (k + rank) to the item's score. Then
-    # hint 2: sort the items by score, highest first, with a stable sort, so that ties stay in the
-    # hint 2: order the items were first met (a dict keeps that order).
+    # hint 2: ranking with ranks counted from 1 and add Fraction(1, k + rank) to the item's score:
+    # hint 2: exact, so that equal sums tie whatever the order they were added in. Then sort the
+    # hint 2: items by score, highest first, with a stable sort, so that ties stay in the order
+    # hint 2: the items were first met (a dict keeps that order).
     # hint 3: scores = {}; for ranking in rankings: for rank, item in enumerate(ranking, 1):
-    # hint 3: scores[item] = scores.get(item, 0) + 1 / (k + rank); return sorted(scores, key=lambda
-    # hint 3: item: -scores[item]).
+    # hint 3: scores[item] = scores.get(item, 0) + Fraction(1, k + rank); return sorted(scores,
+    # hint 3: key=lambda item: -scores[item]).
     scores = {}
     for ranking in rankings:
         for rank, item in enumerate(ranking, 1):
-            scores[item] = scores.get(item, 0.0) + 1 / (k + rank)
+            scores[item] = scores.get(item, 0) + Fraction(1, k + rank)
     return sorted(scores, key=lambda item: -scores[item])
     # END SOLUTION
 

@@ -96,3 +96,34 @@ def indented_code_cuts(text, chunks):
 def parse(text):
     """The parser's tokens of `text`, as it is: what a judge of one line's reading asks for."""
     return _parser.parse(text)
+
+
+WHOLE = {"fence": "code", "code_block": "code", "table_open": "table"}
+
+
+def whole_blocks(text):
+    """[(kind, start, end)] of the blocks a chunker keeps whole even over budget: "code" for a
+    fence or an indented code block, "table", at any depth, and "front_matter" for a leading
+    front-matter block; `end` excludes the last line break."""
+    blocks = [(WHOLE[kind], start, end) for kind, start, end in _regions(text, tuple(WHOLE))]
+    match = FRONT_MATTER.match(text)
+    if match:
+        blocks.insert(0, ("front_matter", 0, len(match.group().rstrip("\r\n"))))
+    return blocks
+
+
+def headings(text):
+    """[(start, end, path)] of the headings that open sections: ATX and setext, at the top level
+    (not in lists or quotes), each with the heading path of titles it opens, as enter_section
+    makes it (a heading closes the open ones of its level or deeper). A setext title's lines
+    are joined by a space; `end` excludes the last line break."""
+    lines, tokens = _parsed(text)
+    found, path = [], ()
+    for opening, inline in zip(tokens, tokens[1:]):
+        if opening.type != "heading_open" or opening.level != 0 or not opening.map:
+            continue
+        level, first, last = int(opening.tag[1]), opening.map[0], min(opening.map[1], len(lines))
+        title = " ".join(line.strip() for line in inline.content.splitlines())
+        path = tuple(entry for entry in path if entry[0] < level) + ((level, title),)
+        found.append((lines[first][0], lines[last - 1][1], tuple(title for _, title in path)))
+    return found

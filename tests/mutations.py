@@ -420,8 +420,8 @@ MUTATIONS = [
     ),
     Mutation(
         "rag11", "reciprocal_rank_fusion", "keeps an item's best rank instead of summing over the rankings",
-        "            scores[item] = scores.get(item, 0.0) + 1 / (k + rank)",
-        "            scores[item] = max(scores.get(item, 0.0), 1 / (k + rank))",
+        "            scores[item] = scores.get(item, 0) + Fraction(1, k + rank)",
+        "            scores[item] = max(scores.get(item, 0), Fraction(1, k + rank))",
     ),
     Mutation(
         "rag11", "reciprocal_rank_fusion", "ties broken by the items' own order, not the order first met",

@@ -15,6 +15,7 @@ import pytest
 from scratch import temporary_folder
 from points import POINTS
 from doc_tables import code_table
+from redteam.attacks import lab_file, lab_source
 
 ROOT = Path(__file__).resolve().parent.parent
 GRADING = ("tests/grading",)
@@ -162,10 +163,12 @@ FAULTS = [
     Fault("rag4", "word_windows prints a megabyte on every call",
           old="    check_text_and_window(text, size, overlap)\n",
           new="    check_text_and_window(text, size, overlap)\n    print('x' * 1_000_000)\n"),
-    Fault("rag4", "word_windows rebinds academy_llm.count_tokens: the judge measures with its own",
+    Fault("rag4", "word_windows rebinds academy_llm.count_tokens: its chunks claim false counts, which the judge, "
+          "counting with its own, refuses",
           old="    chunks = []\n    for first in range(0, len(words), size - overlap):",
           new=("    import academy_llm; academy_llm.count_tokens = len\n"
-               "    chunks = []\n    for first in range(0, len(words), size - overlap):")),
+               "    chunks = []\n    for first in range(0, len(words), size - overlap):"),
+          costs=r"test_word_windows_(?!of_no_words|reject)", reason=r"says \d+ tokens, the tokenizer counts \d+$"),
     Fault("rag4", "token_windows never returns, and swallows every exception",
           old='    check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")\n',
           new=('    check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")\n'
@@ -336,6 +339,27 @@ def test_cheats_earn_nothing_and_leave_no_trace(runs):
     assert all("the grader refused" in t["message"] for t in rag7["tests"] if t["outcome"] != "passed")
     assert "refused: os.kill" in rag7["flags"], rag7["flags"]
     assert "refused: subprocess.Popen" in rag7["flags"], rag7["flags"]
+
+
+CLAIMED = ("rag4", "rag5", "rag6", "rag7", "rag9")  # the labs whose chunkers tests/redteam/claimer.py fakes
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("claim", ["code", "table", "section", "header"])
+def test_chunks_that_claim_what_they_are_not_earn_nothing(tmp_path, claim):
+    """The stubs, each chunker returning the whole text as one chunk flagged oversize (tests/redteam/claimer.py):
+    a code block, a table, a made-up heading path or a header, all claimed. The grader derives each from the
+    text, so not one function that calls a chunker earns a point."""
+    folder = tmp_path / f"claimer-{claim}"
+    folder.mkdir()
+    for lab in CLAIMED:
+        (folder / lab_file(lab)).write_text(lab_source(lab, "claimer", {"claim": claim}), encoding="utf-8")
+    tests = [str(path.relative_to(ROOT)) for lab in CLAIMED
+             for path in sorted((ROOT / "tests" / "grading").rglob(f"test_{lab}*.py"))]
+    _, scores = Grading(folder, tmp_path, tests, options=("--time-floor", str(TIME_FLOOR))).result()
+    won = {f"{lab}.{function}": round(entry["earned"], 2) for lab in CLAIMED
+           for function, entry in scores["labs"][lab]["functions"].items() if entry["earned"]}
+    assert not won, f"claiming {claim!r} won {sum(won.values()):.2f} points: {won}"
 
 
 @pytest.mark.heavy

@@ -1,11 +1,13 @@
 """Grading tests for lab rag10: parent_index, best_parents and assemble."""
 
+import bisect
+
 import grading_checks as check
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from academy_llm import count_tokens
+from academy_llm import count_tokens, token_starts
 
 pytestmark = pytest.mark.grade("rag10")
 
@@ -182,6 +184,25 @@ def pages_and_candidates(draw):
     return pages, draw(st.permutations(candidates))
 
 
+def judged_window(text, parent, unit, room, span):
+    """window_around's answer, checked before the property relies on it: the function is given, but it is
+    the lab's code, so its answer is a claim. A window is a slice of the parent holding the unit, within
+    room; None only when the unit, widened to the page's token starts around it, is over room."""
+    if span is None:
+        starts = [parent[0] + start for start in token_starts(text[parent[0] : parent[1]])] + [parent[1]]
+        cover = (starts[max(bisect.bisect_right(starts, unit[0]) - 1, 0)], starts[bisect.bisect_left(starts, unit[1])])
+        held = count_tokens(text[cover[0] : cover[1]])
+        assert held > room, (
+            f"window_around(…, {parent}, {unit}, {room}) gave None, yet {cover} holds the unit in {held} tokens")
+        return None
+    span = tuple(span)
+    held = count_tokens(text[span[0] : span[1]])
+    assert parent[0] <= span[0] <= unit[0] and unit[1] <= span[1] <= parent[1] and held <= room, (
+        f"window_around(…, {parent}, {unit}, {room}) gave {span} of {held} tokens: not a slice of the parent "
+        f"holding the unit within the room")
+    return span
+
+
 @pytest.mark.grades("assemble")
 @given(data=pages_and_candidates(), budget=st.integers(0, 120), span_tokens=st.integers(1, 80))
 def test_property_assemble_as_the_lab_says(rag10, data, budget, span_tokens):
@@ -194,9 +215,9 @@ def test_property_assemble_as_the_lab_says(rag10, data, budget, span_tokens):
         span, held = parent, count_tokens(pages[doc_id][parent[0] : parent[1]])
         if held > room:
             span = rag10.window_around(pages[doc_id], parent, unit, room)
+            span = judged_window(pages[doc_id], parent, unit, room, span)
             if span is None:
                 continue
-            span = tuple(span)
             held = count_tokens(pages[doc_id][span[0] : span[1]])
         expected.append((doc_id, *span))
         left -= held

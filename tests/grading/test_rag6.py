@@ -97,7 +97,7 @@ def has_sections(chunks, paths):
 def test_front_matter_is_one_chunk_and_sections_carry_paths(rag6):
     text = (FIXTURES[0].parent / "front-matter.md").read_text(encoding="utf-8")
     chunks = rag6.markdown_chunks(text, 200)
-    check.lossless(text, chunks)
+    check.markdown_basics(text, chunks, 200)
     body = text.index("# Install on Linux")
     check.expect((chunks[0].kind, chunks[0].start, chunks[0].end, chunks[0].text.rstrip()[-3:]),
                  ("front_matter", 0, body, "---"))
@@ -109,7 +109,7 @@ def test_front_matter_is_one_chunk_and_sections_carry_paths(rag6):
 def test_a_tiny_parent_section_folds_into_its_first_child(rag6):
     text = (FIXTURES[0].parent / "front-matter.md").read_text(encoding="utf-8")
     chunks = rag6.markdown_chunks(text, 40)
-    check.lossless(text, chunks)
+    check.markdown_basics(text, chunks, 40)
     general = [c for c in chunks if "## General" in c.text]
     assert len(general) == 1, f"{len(general)} chunks hold '## General', expected 1"
     assert "### Debian and Ubuntu" in general[0].text, (
@@ -121,7 +121,7 @@ def test_a_tiny_parent_section_folds_into_its_first_child(rag6):
 def test_a_hash_line_inside_a_fence_is_not_a_heading(rag6):
     text = (FIXTURES[0].parent / "headings-in-code.md").read_text(encoding="utf-8")
     chunks = rag6.markdown_chunks(text, 20)
-    check.lossless(text, chunks)
+    check.markdown_basics(text, chunks, 20)
     check.expect(sorted({c.section for c in chunks}),
                  [("Real heading",), ("Real heading", "Real subheading")])
 
@@ -130,7 +130,7 @@ def test_a_hash_line_inside_a_fence_is_not_a_heading(rag6):
 def test_setext_headings_make_sections(rag6):
     text = (FIXTURES[0].parent / "setext.md").read_text(encoding="utf-8")
     chunks = rag6.markdown_chunks(text, 30)
-    check.lossless(text, chunks)
+    check.markdown_basics(text, chunks, 30)
     has_sections(chunks, [("Install Orbit", "On Linux"), ("Install Orbit", "On macOS")])
 
 
@@ -138,7 +138,7 @@ def test_setext_headings_make_sections(rag6):
 def test_an_oversize_table_stays_whole_and_is_flagged(rag6):
     text = (FIXTURES[0].parent / "forty-row-table.md").read_text(encoding="utf-8")
     chunks = rag6.markdown_chunks(text, 100)
-    check.chunker_basics(text, chunks, 100)
+    check.markdown_basics(text, chunks, 100)
     check.nothing_protected_cut(text, chunks)
     table = (text.index("| key | default |"), text.index("\n", text.index("key.number_39")))
     oversize = [(c.kind, c.start, c.end) for c in chunks if c.oversize]
@@ -150,7 +150,7 @@ def test_an_oversize_table_stays_whole_and_is_flagged(rag6):
 def test_an_oversize_fence_in_a_list_after_a_heading_is_flagged_as_code(rag6):
     text = "# Title\r\n- ```\r\n- item"  # found by the deep profile
     chunks = rag6.markdown_chunks(text, 4)
-    check.chunker_basics(text, chunks, 4)
+    check.markdown_basics(text, chunks, 4)
     check.expect([c.kind for c in chunks if c.oversize], ["code"])
 
 
@@ -160,7 +160,7 @@ def test_an_oversize_indented_code_block_stays_whole_and_is_flagged_as_code(rag6
     code = "".join(f"    $ orbit job run --name job-{number}\n" for number in range(20))
     text = "# Steps\n\nRun these:\n\n" + code + "\nAfter the steps. " + "More words here. " * 20
     chunks = rag6.markdown_chunks(text, 40, 10)
-    check.chunker_basics(text, chunks, 40)
+    check.markdown_basics(text, chunks, 40)
     check.nothing_protected_cut(text, chunks)
     block = (text.index(code), text.index(code) + len(code))
     oversize = [(c.kind, c.start <= block[0] and block[1] <= c.end) for c in chunks if c.oversize]
@@ -172,7 +172,7 @@ def test_overlap_never_starts_inside_a_table_or_fence(rag6):
     text = (FIXTURES[0].parent / "forty-row-table.md").read_text(encoding="utf-8")
     text = text.replace("After the table.", "After the table. " + "More words here. " * 40)
     chunks = rag6.markdown_chunks(text, 60, 20)
-    check.chunker_basics(text, chunks, 60)
+    check.markdown_basics(text, chunks, 60)
     check.nothing_protected_cut(text, chunks)
 
 
@@ -183,7 +183,7 @@ def test_fixtures_against_a_real_markdown_parser(rag6, path, line_end):
     text = fixture_text(path, line_end)
     for max_tokens, overlap in ((8, 0), (16, 4), (64, 16), (400, 0)):
         chunks = rag6.markdown_chunks(text, max_tokens, overlap)
-        check.chunker_basics(text, chunks, max_tokens)
+        check.markdown_basics(text, chunks, max_tokens)
         check.nothing_protected_cut(text, chunks)
 
 
@@ -214,7 +214,7 @@ def test_fixtures_against_a_real_markdown_parser(rag6, path, line_end):
 )
 def test_cases_found_by_the_deep_profile_and_fuzzing(rag6, text, max_tokens):
     chunks = rag6.markdown_chunks(text, max_tokens)
-    check.chunker_basics(text, chunks, max_tokens)
+    check.markdown_basics(text, chunks, max_tokens)
     check.nothing_protected_cut(text, chunks)
 
 
@@ -229,7 +229,7 @@ def test_empty_text_and_bad_parameters(rag6, args, expected):
 def test_property_lossless_in_budget_nothing_protected_cut(rag6, text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens // 2))
     chunks = rag6.markdown_chunks(text, max_tokens, overlap)
-    check.chunker_basics(text, chunks, max_tokens)
+    check.markdown_basics(text, chunks, max_tokens)
     check.nothing_protected_cut(text, chunks)
     check.same_again(rag6.markdown_chunks(text, max_tokens, overlap), chunks)
 
@@ -242,5 +242,5 @@ def test_property_pages_keep_fences_and_tables_whole(rag6, text, max_tokens, dat
     # them; setext headings; link definitions; front matter.
     overlap = data.draw(st.integers(0, max_tokens // 2))
     chunks = rag6.markdown_chunks(text, max_tokens, overlap)
-    check.chunker_basics(text, chunks, max_tokens)
+    check.markdown_basics(text, chunks, max_tokens)
     check.nothing_protected_cut(text, chunks)

@@ -83,7 +83,10 @@ def test_semantic_chunks_are_lossless_and_in_budget(rag9, method):
 @pytest.mark.parametrize(
     "args, kwargs, error",
     [(("text", 0), {}, ValueError), ((b"text", 10), {}, TypeError),
-     (("text", 10), {"method": "magic"}, ValueError)],
+     (("text", 10), {"method": "magic"}, ValueError),
+     # checked before the empty case: an empty text of the wrong type is no empty text
+     ((b"", 10), {}, TypeError), ((None, 10), {}, TypeError), (("", True), {}, TypeError),
+     (("", 10), {"method": "magic"}, ValueError)],
 )
 def test_bad_parameters_get_clear_errors(rag9, args, kwargs, error):
     with pytest.raises(error):

@@ -15,13 +15,13 @@ import math
 import os
 import re
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
-from markdown_oracle import cuts, indented_code_cuts
+from markdown_oracle import FRONT_MATTER, cuts, headings, indented_code_cuts, whole_blocks
 
 from academy_llm import (
     Chunk,
-    check_budget,
     check_lossless,
     count_tokens,
     is_clean_cut,
@@ -29,7 +29,6 @@ from academy_llm import (
 )
 
 SEED_FILE = Path(__file__).resolve().parents[2] / "tests" / "grading" / "hidden" / "seed.txt"
-WHOLE_KINDS = ("code", "table", "front_matter")  # the only chunks that may be over budget
 
 
 def short(value, width: int = 60) -> str:
@@ -86,20 +85,31 @@ def are_chunks(value) -> list:
 
 
 def lossless(text: str, chunks, whitespace_may_be_lost: bool = False) -> None:
-    """Exact slices, in order, nothing lost (academy_llm.check_lossless, as an assertion)."""
+    """Exact slices, in order, nothing lost (academy_llm.check_lossless, as an assertion), each
+    with its true n_tokens: a count the lab returns is a claim, as its spans are."""
     are_chunks(chunks)
     try:
         check_lossless(text, chunks, whitespace_may_be_lost)
     except ValueError as error:
         raise AssertionError(str(error)) from None
+    true_counts(chunks)
 
 
 def in_budget(chunks, max_tokens: int) -> None:
-    """Every chunk but an oversize one embeds in max_tokens (academy_llm.check_budget)."""
-    try:
-        check_budget(chunks, max_tokens)
-    except ValueError as error:
-        raise AssertionError(str(error)) from None
+    """Every chunk not flagged oversize embeds in max_tokens: its embedding_text, header and all,
+    counted here. Whether a flagged one may be over is for the lab's contract to say:
+    no_oversize, or whole_and_over_budget."""
+    for number, chunk in enumerate(chunks, 1):
+        n = count_tokens(chunk.embedding_text)
+        assert chunk.oversize or n <= max_tokens, (
+            f"chunk {number} [{chunk.start}, {chunk.end}) has {n} tokens, over the budget of {max_tokens}")
+
+
+def no_oversize(chunks) -> None:
+    """A chunker whose contract has no oversize exception (rag4, rag5, rag9) flags no chunk."""
+    for chunk in chunks:
+        assert not chunk.oversize, (
+            f"{name(chunk)} is flagged oversize; these chunks have no oversize exception")
 
 
 def true_counts(chunks) -> None:
@@ -119,12 +129,80 @@ def at_token_starts(text: str, chunks) -> None:
                 f"{name(chunk)}: offset {edge} is not where a token of the page starts")
 
 
-def only_whole_blocks_oversize(chunks) -> None:
-    """Only a code block (fenced or indented), a table or front matter, kept whole, may be flagged oversize."""
+def whole_and_over_budget(text: str, chunks, max_tokens: int) -> None:
+    """A chunk flagged oversize is one block kept whole that really is over budget, by the
+    grader's own reading (markdown_oracle, markdown-it-py), never by the lab's word.
+
+    The chunk holds exactly one whole fenced or indented code block, table or
+    front matter (markdown_oracle.whole_blocks), and its kind names that block
+    ("code", "table" or "front_matter"). Before the block it may hold headings
+    (a heading is glued to the piece after it, so a section's heading opens the
+    chunk of its big table), and around it whitespace (blank lines, line
+    breaks); nothing else. And the chunk from its first heading or the block's
+    first line on (the blank lines after a block are the block's, as rag6 reads
+    blocks), embedded with its header (rag7), counts more than max_tokens: blank
+    lines before a block that fits are no reason to flag it.
+    """
+    blocks = whole_blocks(text)
+    for chunk in (chunk for chunk in chunks if chunk.oversize):
+        held = [block for block in blocks if chunk.start <= block[1] and block[2] <= chunk.end]
+        assert len(held) == 1, (
+            f"{name(chunk)} is flagged oversize, yet holds {len(held)} whole code blocks, tables or front "
+            f"matter: only one, alone, may be over budget")
+        kind, start, end = held[0]
+        assert chunk.kind == kind, (
+            f"{name(chunk)} is flagged oversize as {chunk.kind!r}, yet the block it holds at [{start}, {end}) "
+            f"is {kind}")
+        before = [heading[:2] for heading in headings(text) if heading[1] <= start]
+        stray = stray_text(text, chunk, [(start, end)] + before)
+        assert stray is None, (
+            f"{name(chunk)} is flagged oversize, yet holds {short(text[stray:stray + 20], 24)} at {stray}, "
+            f"outside the {kind} at [{start}, {end}) and the headings before it")
+        first = min([start] + [heading for heading, _ in before if heading >= chunk.start])
+        core = text[first : chunk.end]
+        n = count_tokens(f"{chunk.header}\n{core}" if chunk.header else core)
+        assert n > max_tokens, (
+            f"{name(chunk)} is flagged oversize, yet its {kind} at [{start}, {end}) counts {n} tokens"
+            f"{' with its header' if chunk.header else ''}, within max_tokens = {max_tokens}")
+
+
+def stray_text(text: str, chunk, allowed) -> int | None:
+    """The first offset of `chunk` that is neither whitespace nor inside an `allowed` (start, end), or None."""
+    position = chunk.start
+    for start, end in sorted(allowed) + [(chunk.end, chunk.end)]:
+        gap = text[position : min(start, chunk.end)]
+        if gap.strip():
+            return position + len(gap) - len(gap.lstrip())
+        position = max(position, end)
+        if position >= chunk.end:
+            return None
+    return None
+
+
+def true_sections(text: str, chunks) -> None:
+    """Each chunk's section is a heading path of the page, as a real Markdown parser reads its
+    headings (markdown_oracle.headings), never the lab's word.
+
+    Accepted: the path in effect at the chunk's start or after a heading inside
+    it; or, since a section with almost no body folds into its first child, the
+    path of a heading after the chunk reached through headings each one deeper
+    than the one before (## General, then ### Debian: the chunk of General may
+    carry Debian's path).
+    """
+    marks = headings(text)
+    starts = [start for start, _, _ in marks]
     for chunk in chunks:
-        assert not chunk.oversize or chunk.kind in WHOLE_KINDS, (
-            f"{name(chunk)} is flagged oversize with kind {chunk.kind!r}; only {WHOLE_KINDS} "
-            f"may be")
+        first = bisect.bisect_right(starts, chunk.start)  # the headings at or before its start
+        inside = bisect.bisect_left(starts, chunk.end)  # ... and those before its end
+        paths = [marks[first - 1][2] if first else ()] + [path for _, _, path in marks[first:inside]]
+        for _, _, path in marks[inside:]:
+            if len(path) <= len(paths[-1]) or path[: len(paths[-1])] != paths[-1]:
+                break
+            paths.append(path)
+        section = tuple(chunk.section) if isinstance(chunk.section, (list, tuple)) else chunk.section
+        assert section in paths, (
+            f"{name(chunk)} says it is in the section {short(chunk.section)}; the page's headings put it in "
+            f"{short(paths[0])}")
 
 
 def nothing_protected_cut(text: str, chunks) -> None:
@@ -143,27 +221,75 @@ def same_again(again, chunks) -> None:
 
 
 def chunker_basics(text: str, chunks, max_tokens: int) -> None:
-    """What every token-budgeted chunker promises: lossless, in budget, true counts."""
+    """What every token-budgeted chunker without Markdown promises (rag4, rag5, rag9): lossless,
+    true counts, every chunk in budget, none flagged oversize."""
+    lossless(text, chunks)
+    no_oversize(chunks)
+    in_budget(chunks, max_tokens)
+
+
+def markdown_basics(text: str, chunks, max_tokens: int, title: str | None = None, metadata=None) -> None:
+    """What a Markdown chunker promises (rag6; rag7, with its `title` and `metadata`): lossless, true
+    counts, in budget but for one whole block truly over it, true heading paths, and in rag7 the
+    headers those paths make. Every flag, kind, section and header is checked, not believed."""
     lossless(text, chunks)
     in_budget(chunks, max_tokens)
-    true_counts(chunks)
-    only_whole_blocks_oversize(chunks)
+    whole_and_over_budget(text, chunks, max_tokens)
+    true_sections(text, chunks)
+    if title is not None:
+        headers_follow_sections(text, chunks, title, max_tokens, page_fields(text) if metadata is None else metadata)
 
 
-def headers_follow_sections(chunks, title: str, max_tokens: int) -> None:
-    """Each header is the title and the chunk's heading path joined by ' › ', then any fields;
-    or, where that takes more than half of max_tokens (its line break counted), a shorter one
-    within that half: the title, '…', then the nearest headings, or a start of it ending in '…'."""
+HEADER_FIELDS = ("applies_to",)  # rag7's: the front-matter fields a header carries when the caller gives none
+
+
+def page_fields(text: str) -> dict:
+    """The HEADER_FIELDS of the page's front matter, read as rag7 reads it: `key: value` lines."""
+    match = FRONT_MATTER.match(text)
+    found = {}
+    for line in match.group().splitlines()[1:-1] if match else ():
+        key, colon, value = line.partition(":")
+        if colon and key.strip() and not key.startswith((" ", "\t", "-")):
+            found[key.strip()] = value.strip().strip("\"'")
+    return {key: found[key] for key in HEADER_FIELDS if key in found}
+
+
+def full_header(title: str, section, metadata: dict) -> str:
+    """rag7's header as its docstring states it: title › headings (key value; ...), empty parts left out."""
+    path = " › ".join(part for part in (title, *section) if part)
+    fields = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in metadata.items() if value)
+    return f"{path} ({fields})" if fields else path
+
+
+def shorter_headers(full: str) -> list:
+    """The shorter headers rag7 tries, in order, when `full` is over its room (its docstring's rule):
+    the first part, "…", then the nearest parts (the fields staying with the last), fewer and fewer;
+    then the first and the last part without the fields ("…" between if parts were left out)."""
+    parts = full.split(" › ")
+    between = ["…"] if len(parts) > 2 else []
+    shorter = [" › ".join([parts[0], "…", *parts[-nearest:]]) for nearest in range(len(parts) - 2, 0, -1)]
+    return shorter + [" › ".join([*parts[:-1][:1], *between, re.sub(r" \([^()]*\)$", "", parts[-1])])]
+
+
+def headers_follow_sections(text: str, chunks, title: str, max_tokens: int, metadata: dict) -> None:
+    """Each header is the one the chunk's heading path makes (full_header, its fields from
+    `metadata`) where that fits its room (its line break counted); else the first of
+    shorter_headers that fits; else a start of the last one ending in '…', or none. The room is
+    half of max_tokens, less if the text's widest uncut piece (min_budget) needs more of it."""
+    room = min(max_tokens // 2, max_tokens - min(max_tokens, min_budget(text)))
     for chunk in chunks:
-        path = " › ".join(part for part in (title, *chunk.section) if part)
-        if count_tokens(path + "\n") <= max_tokens // 2:
-            assert chunk.header == path or chunk.header.startswith(path + " ("), (
-                f"{name(chunk)} in section {chunk.section} has the header {chunk.header!r}")
+        full = full_header(title, chunk.section, metadata)
+        candidates = [full, *shorter_headers(full)] if count_tokens(full + "\n") > room else [full]
+        fitting = next((header for header in candidates if count_tokens(header + "\n") <= room), None)
+        if fitting is not None:
+            assert chunk.header == fitting, (
+                f"{name(chunk)} in section {chunk.section} has the header {chunk.header!r}, expected {fitting!r}")
             continue
-        assert count_tokens(chunk.header + "\n") <= max_tokens // 2 or not chunk.header, (
-            f"{name(chunk)} has the header {chunk.header!r}, over half of max_tokens = {max_tokens}")
-        assert not chunk.header or "…" in chunk.header, (
-            f"{name(chunk)} has the header {chunk.header!r}; {path!r} shortened shows a '…' where it was cut")
+        cut = chunk.header[:-1].rstrip()
+        assert not chunk.header or (chunk.header.endswith("…") and candidates[-1].startswith(cut)
+                                    and count_tokens(chunk.header + "\n") <= room), (
+            f"{name(chunk)} has the header {chunk.header!r}; none fits its room of {room} tokens, so "
+            f"{candidates[-1]!r} cut short, ending in '…', or none")
 
 
 def grading_seed() -> int:
@@ -193,9 +319,10 @@ def hidden_seed(test):
 def edge_calls(text: str) -> list:
     """(args, expected) pairs every chunker(text, max_tokens, overlap=0) must answer, every lab's
     contract (academy_llm.check_text_and_window): an empty text gives no chunks; no budget,
-    overlap as big as the budget or negative, bytes or no text at all are refused."""
+    overlap as big as the budget or negative, bytes (empty too: the check comes first) or no text
+    at all are refused."""
     return [(("", 10), []), ((text, 0), ValueError), ((text, 5, 5), ValueError), ((text, 5, -1), ValueError),
-            ((text.encode(), 5), TypeError), ((None, 5), TypeError), ((3, 5), TypeError)]
+            ((text.encode(), 5), TypeError), ((b"", 5), TypeError), ((None, 5), TypeError), ((3, 5), TypeError)]
 
 
 def answers(chunker, args, expected) -> None:
@@ -229,6 +356,7 @@ def word_windows_exact(text: str, chunks, size: int, overlap: int) -> None:
     word's first character to its last word's last one.
     """
     lossless(text, chunks, whitespace_may_be_lost=True)
+    no_oversize(chunks)
     words = [(match.start(), match.end()) for match in re.finditer(r"\S+", text)]
     if not words:
         assert chunks == [], f"the text has no words, yet {len(chunks)} chunk(s) came back"
@@ -265,9 +393,7 @@ def token_windows_exact(text: str, chunks, max_tokens: int, overlap: int) -> Non
     tokens, and a window short of max_tokens tokens that is not the last
     would go over the budget with one more.
     """
-    lossless(text, chunks)
-    in_budget(chunks, max_tokens)
-    true_counts(chunks)
+    chunker_basics(text, chunks, max_tokens)
     at_token_starts(text, chunks)
     if not chunks:
         assert not text, "the text has tokens, yet no chunk came back"
@@ -345,9 +471,11 @@ def overlap_exact(text: str, chunks, packed, max_tokens: int, overlap: int) -> N
     no overlap. Each chunk keeps its packed end; after the first, its start
     reaches back `overlap` of the page's tokens, never before the previous
     packed chunk's start, moves forward to the first clean cut, and gives back
-    words (clean cut by clean cut) while the chunk is over max_tokens.
+    words (clean cut by clean cut) while the chunk is over max_tokens. Both
+    chunkings have what every chunker promises (chunker_basics).
     """
-    lossless(text, packed)
+    chunker_basics(text, chunks, max_tokens)
+    chunker_basics(text, packed, max_tokens)
     assert len(chunks) == len(packed), (
         f"{len(chunks)} chunks with overlap, {len(packed)} without: overlap should only move "
         f"starts back (packing at max_tokens - overlap = {packing_budget(text, max_tokens, overlap)})")
@@ -474,23 +602,25 @@ def same_postings(got, expected):
 
 
 def fused_scores(rankings, k):
+    """{item: its RRF score}, exact (fractions), in the order the items are first met."""
     scores = {}
     for ranking in rankings:
         for rank, item in enumerate(ranking, 1):
-            scores.setdefault(item, []).append(1 / (k + rank))
-    return {item: math.fsum(parts) for item, parts in scores.items()}
+            scores[item] = scores.get(item, 0) + Fraction(1, k + rank)
+    return scores
 
 
 def check_fused(fused, rankings, k):
-    """Each item once, scores never rising (up to rounding), ties in the order first met."""
+    """Each item once, scores never rising, exact ties in the order first met: the sums compared
+    exactly, as the lab's docstring says, so no tie is left to rounding."""
     scores = fused_scores(rankings, k)
     assert sorted(map(repr, fused)) == sorted(map(repr, scores)), (
         f"returned {short(fused)}, not each item of the rankings once")
     met = {item: number for number, item in enumerate(scores)}
     for before, after in zip(fused, fused[1:]):
-        gap = scores[before] - scores[after]
-        assert gap > -1e-12, f"{before!r} ({scores[before]:.6f}) comes before {after!r} ({scores[after]:.6f})"
-        if abs(gap) <= 1e-12:
+        assert scores[before] >= scores[after], (
+            f"{before!r} ({float(scores[before]):.6f}) comes before {after!r} ({float(scores[after]):.6f})")
+        if scores[before] == scores[after]:
             assert met[before] < met[after], f"{before!r} and {after!r} tie; {after!r} was met first"
 
 

@@ -160,7 +160,7 @@ def test_enter_section_hidden(rag6, path, level, title, expected):
 def test_sections_of_the_hidden_page(rag6, line_end):
     text = PAGE.replace("\n", line_end)
     chunks = rag6.markdown_chunks(text, 30)
-    check.lossless(text, chunks)
+    check.markdown_basics(text, chunks, 30)
     check.expect([c.section for c in chunks], [
         (), (), ("Getting started",), ("Getting started", "Ports"), ("Getting started", "Steps"),
         ("Getting started", "Steps"), ("Getting started", "Steps"),
@@ -170,7 +170,7 @@ def test_sections_of_the_hidden_page(rag6, line_end):
 @pytest.mark.grades("chunk_section")
 def test_packing_the_hidden_page(rag6):
     chunks = rag6.markdown_chunks(PAGE, 30)
-    check.chunker_basics(PAGE, chunks, 30)
+    check.markdown_basics(PAGE, chunks, 30)
     check.nothing_protected_cut(PAGE, chunks)
     check.expect(check.spans(chunks), [(0, 44), (44, 81), (81, 195), (195, 261), (261, 343),
                                        (343, 358), (358, 422), (422, 495)])
@@ -179,7 +179,7 @@ def test_packing_the_hidden_page(rag6):
 @pytest.mark.grades("chunk_section")
 def test_every_block_over_a_small_budget_stays_whole_hidden(rag6):
     chunks = rag6.markdown_chunks(PAGE, 12)
-    check.chunker_basics(PAGE, chunks, 12)
+    check.markdown_basics(PAGE, chunks, 12)
     check.nothing_protected_cut(PAGE, chunks)
     check.expect([c.kind for c in chunks if c.oversize],
                  ["front_matter", "code", "table", "code", "table", "code"])
@@ -191,7 +191,9 @@ def test_every_block_over_a_small_budget_stays_whole_hidden(rag6):
     ("plain text, no heading", [(0, 22)])],
     ids=["blank lines", "front matter alone", "no heading"])
 def test_markdown_chunks_hidden_small_texts(rag6, text, expected):
-    check.expect(check.spans(rag6.markdown_chunks(text, 10)), expected)
+    chunks = rag6.markdown_chunks(text, 10)
+    check.markdown_basics(text, chunks, 10)
+    check.expect(check.spans(chunks), expected)
 
 
 @pytest.mark.grades("markdown_chunks")
@@ -208,7 +210,7 @@ def test_markdown_chunks_hidden_errors(rag6, args, error):
 def test_markdown_chunks_hidden_property(rag6, text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens // 2))
     chunks = rag6.markdown_chunks(text, max_tokens, overlap)
-    check.chunker_basics(text, chunks, max_tokens)
+    check.markdown_basics(text, chunks, max_tokens)
     check.nothing_protected_cut(text, chunks)
 
 
@@ -218,14 +220,14 @@ def test_indented_code_stays_whole_on_the_hidden_page(rag6, max_tokens, overlap)
     for line_end in ("\n", "\r\n", "\r"):
         text = CODE_PAGE.replace("\n", line_end)
         chunks = rag6.markdown_chunks(text, max_tokens, overlap)
-        check.chunker_basics(text, chunks, max_tokens)
+        check.markdown_basics(text, chunks, max_tokens)
         check.nothing_protected_cut(text, chunks)
 
 
 @pytest.mark.grades("enter_section")
 def test_sections_of_the_hidden_code_page(rag6):
     chunks = rag6.markdown_chunks(CODE_PAGE, 40)
-    check.lossless(CODE_PAGE, chunks)
+    check.markdown_basics(CODE_PAGE, chunks, 40)
     check.expect([c.section for c in chunks], [("Console",), ("Console", "Items"), ("Console", "Items")])
 
 

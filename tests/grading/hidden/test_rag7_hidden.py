@@ -37,7 +37,7 @@ def test_make_header_hidden(rag7, title, section, metadata, expected):
 ])
 def test_header_chunks_hidden_crlf_page(rag7, max_tokens, spans):
     chunks = rag7.header_chunks(PAGE, "Ops manual", max_tokens)
-    check.chunker_basics(PAGE, chunks, max_tokens)
+    check.markdown_basics(PAGE, chunks, max_tokens, "Ops manual")
     check.expect(check.spans(chunks), spans)
     check.expect([c.header for c in chunks], ["Ops manual › Backups"]
                  + ["Ops manual › Backups › Restore"] * (len(spans) - 1))
@@ -51,7 +51,7 @@ def test_header_chunks_hidden_crlf_page(rag7, max_tokens, spans):
 ])
 def test_header_chunks_hidden_metadata(rag7, metadata, fields):
     chunks = rag7.header_chunks(FRONT_MATTER, "Ops", 40, metadata=metadata)
-    check.chunker_basics(FRONT_MATTER, chunks, 40)
+    check.markdown_basics(FRONT_MATTER, chunks, 40, "Ops", metadata)
     check.expect([c.header for c in chunks], ["Ops" + fields, "Ops › Backups" + fields])
 
 
@@ -63,8 +63,7 @@ def test_header_chunks_hidden_metadata(rag7, metadata, fields):
 ])
 def test_header_chunks_hidden_long_headers_are_shortened(rag7, text, title, max_tokens):
     chunks = rag7.header_chunks(text, title, max_tokens, min(16, max_tokens - 1))
-    check.chunker_basics(text, chunks, max_tokens)
-    check.headers_follow_sections(chunks, title, max_tokens)
+    check.markdown_basics(text, chunks, max_tokens, title)
 
 
 @pytest.mark.grades("header_chunks")
@@ -73,9 +72,8 @@ def test_header_chunks_hidden_long_headers_are_shortened(rag7, text, title, max_
 def test_header_chunks_hidden_property(rag7, text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens // 4))
     chunks = rag7.header_chunks(text, "Ops", max_tokens, overlap)
-    check.chunker_basics(text, chunks, max_tokens)
+    check.markdown_basics(text, chunks, max_tokens, "Ops")
     check.nothing_protected_cut(text, chunks)
-    check.headers_follow_sections(chunks, "Ops", max_tokens)
 
 
 headings = st.lists(st.sampled_from(["Backups", "", "Restore › keys", "Zones"]), max_size=4).map(tuple)

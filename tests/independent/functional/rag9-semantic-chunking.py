@@ -176,7 +176,12 @@ def best_cuts(with_later, sentence_tokens, max_tokens, max_sentences):
 # %%
 def semantic_chunks(text, max_tokens, method="breakpoints", window=1, percentile=90,
                     max_sentences=48, embedder=None):
-    """Chunks cut where the meaning shifts ("breakpoints") or by the best split ("global")."""
+    """Chunks cut where the meaning shifts ("breakpoints") or by the best split ("global").
+
+    The arguments are checked first, the empty text's too: a text that is not a str or a
+    max_tokens that is not an int (True included) is a TypeError, a max_tokens below 1 or
+    another method a ValueError; then an empty text gives no chunks.
+    """
     check_text_and_window(text, max_tokens, 0, "max_tokens", "tokens")
     if method not in ("breakpoints", "global"):
         raise ValueError(f"method must be 'breakpoints' or 'global', not {method!r}")

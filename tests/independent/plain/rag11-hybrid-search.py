@@ -25,6 +25,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
@@ -223,7 +224,9 @@ def word_scores(words, question):
 # 1 / (k + rank), its rank counted from 1; a ranking that does not hold it
 # adds nothing. With k = 60 the first place is worth 1/61 and the tenth
 # 1/70: being found by both retrievers beats being first in one. It has no
-# setting to tune, which is why it is the usual default.
+# setting to tune, which is why it is the usual default. The sums are kept
+# exact, as fractions: added as floats, 1/61 + 1/62 + 1/63 can come out a
+# hair away from 1/63 + 1/62 + 1/61, and a tie would be decided by rounding.
 #
 # A **convex combination** keeps the scores, made comparable first: each
 # retriever's scores are min-max normalised over the candidates (the best
@@ -238,8 +241,11 @@ def reciprocal_rank_fusion(rankings, k=RRF_K):
     """The items of all `rankings` (each a list, best first, an item at most once) in one list,
     best first, by the sum over the rankings holding an item of 1 / (k + its rank), ranks from 1.
 
-    Ties keep the order in which the items are first met, reading the whole first ranking, then
-    the second, and so on.
+    The sums are exact: each 1 / (k + rank) is a fractions.Fraction (k an int), so two items tie
+    exactly when their sums are equal, in whatever order their terms were added (floats would
+    round: 1/61 + 1/62 + 1/63 and 1/63 + 1/62 + 1/61 can differ in the last bit). Ties keep the
+    order in which the items are first met, reading the whole first ranking, then the second,
+    and so on.
     """
     score = {}
     order = []
@@ -247,9 +253,9 @@ def reciprocal_rank_fusion(rankings, k=RRF_K):
         for place in range(len(ranking)):
             item = ranking[place]
             if item not in score:
-                score[item] = 0.0
+                score[item] = Fraction(0)
                 order.append(item)
-            score[item] = score[item] + 1.0 / (k + place + 1)
+            score[item] = score[item] + Fraction(1, k + place + 1)
     keyed = []
     for number in range(len(order)):
         keyed.append((-score[order[number]], number))
