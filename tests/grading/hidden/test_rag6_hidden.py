@@ -333,5 +333,5 @@ def test_chunk_section_hidden_property(rag6, text, max_tokens):
     """Packed without overlap, so that the packing alone is judged: lossless, in budget, fences and
     tables whole."""
     chunks = rag6.markdown_chunks(text, max_tokens)
-    check.chunker_basics(text, chunks, max_tokens)
+    check.markdown_basics(text, chunks, max_tokens)
     check.nothing_protected_cut(text, chunks)
