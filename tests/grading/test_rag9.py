@@ -79,6 +79,24 @@ def test_semantic_chunks_are_lossless_and_in_budget(rag9, method):
     check.chunker_basics(text, chunks, 40)
 
 
+# Two topics, three sentences each, with words of their own; the budget holds the whole text,
+# so a chunker blind to meaning makes one chunk.
+QUEUES = "Queues hold the waiting jobs. Queues order jobs by priority. Queues drain when workers are free."
+TOKENS = "Tokens sign every request. Tokens expire after an hour. Tokens are renewed by the client."
+TWO_TOPICS = f"{QUEUES} {TOKENS}"
+
+
+@pytest.mark.grades("semantic_chunks")
+@pytest.mark.parametrize("method", ["breakpoints", "global"])
+def test_semantic_chunks_cut_where_the_method_says(rag9, method):
+    # "breakpoints": where the distances say, computed here as the lab defines them; "global":
+    # the best split of two topics is between them.
+    chunks = rag9.semantic_chunks(TWO_TOPICS, 60, method, embedder="hash")
+    check.chunker_basics(TWO_TOPICS, chunks, 60)
+    border = [len(QUEUES)]
+    check.cut_at(chunks, check.breakpoint_starts(TWO_TOPICS) if method == "breakpoints" else border)
+
+
 @pytest.mark.grades("semantic_chunks")
 @pytest.mark.parametrize(
     "args, kwargs, error",
