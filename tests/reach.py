@@ -7,7 +7,10 @@ given code, the earlier labs it loads (the reference, as the grader gives them),
 `academy_llm`, `labkit` and a few installed packages, kept when their signature
 takes the function's arguments. Each becomes a delegation,
 `return candidate(<the function's arguments>)`, in the lab's stub, and every
-grading test charged to that function (public and hidden) runs on it.
+grading test charged to that function (public and hidden) runs on it. A case
+that an answer knowing nothing passes too (a constant, an error, the given
+argument check then no chunks: TRIVIAL) is no sign of reach; any other case a
+delegation passes is, and study() counts its points.
 
 The tests run here, in one process a lab, not in workers: the same test
 functions with the lab's functions called directly, which grades no stricter
@@ -44,7 +47,6 @@ from points import POINTS  # noqa: E402
 CALL_SECONDS = 3  # a stand-in's test call that runs longer is stopped and counted as failed
 EXAMPLES = 8  # property examples a test (the grader's profile draws 60)
 PACKAGES = ("textwrap", "mistune")  # what a student might call for a chunker or a Markdown rule
-HIDDEN_FROM_WORKERS = ("markdown_it", "bm25s")  # the grader's own judges: a worker cannot import them
 
 
 class TimedOut(Exception):
@@ -158,7 +160,7 @@ def grading_calls(lab: str) -> list:
     return calls
 
 
-class Stand_in:
+class StandIn:
     """A stand-in for a TODO function, run on the grading calls; after its first timeout its
     later calls fail at once, as the grader fails them."""
 
@@ -206,7 +208,7 @@ def _raise(error):
 # passes in a test, a delegation may pass too: the given code taught it nothing there (a test
 # that a constant passes is the points table's matter, not reach's).
 TRIVIAL = {"None": _answer(None), "True": _answer(True), "False": _answer(False), "[]": _answer([]),
-           "()": _answer(()), "''": _answer(""), "0": _answer(0), "1.0": _answer(1.0),
+           "()": _answer(()), "{}": _answer({}), "''": _answer(""), "0": _answer(0), "1.0": _answer(1.0),
            "the first argument": lambda first=None, *args, **kwargs: first,
            "raise ValueError": _raise(ValueError), "raise TypeError": _raise(TypeError)}
 
@@ -251,16 +253,14 @@ def beyond(passed: set, floors: list, calls) -> set:
 
 
 def fused_parents_wrapped(module):
-    """rag11's reciprocal_rank_fusion as rag10's given fused_parents computes it: each item
-    paired with no span, and the parents taken back (2/2 points while fused_parents fused any
-    rankings with any k)."""
+    """rag11's reciprocal_rank_fusion by rag10's given fused_parents: each item paired with no
+    span, at most two rankings, the parents taken back. (While fused_parents fused any number of
+    rankings at any k, this earned 2 of 2 points.)"""
     fuse = module.rag10.fused_parents
-    general = len(inspect.signature(fuse).parameters) == 2 and "k" in inspect.signature(fuse).parameters
 
     def fused(rankings, k=60):
-        pairs = [[(item, None) for item in ranking] for ranking in rankings]
-        ranked = fuse(pairs, k) if general else fuse(*(pairs + [[], []])[:2])
-        return [item for item, _ in ranked]
+        pairs = [[(item, None) for item in ranking] for ranking in rankings] + [[], []]
+        return [item for item, _ in fuse(*pairs[:2])]
 
     return fused
 
@@ -301,15 +301,15 @@ def study(lab: str, only=()) -> dict:
                 return {call.name for call in charged if stand_in.passes(call, lab, functions)}
 
             trivial = [*TRIVIAL.values(), checked_then_nothing(namespace[name])]
-            floors = [passed(Stand_in(answer)) for answer in trivial if answer is not None]
+            floors = [passed(StandIn(answer)) for answer in trivial if answer is not None]
             reach = {}
             for label, candidate in candidates.items():
                 for count, keywords in forwardings(namespace[name], candidate):
-                    stand_in = Stand_in(delegation(namespace[name], candidate, count, keywords))
+                    stand_in = StandIn(delegation(namespace[name], candidate, count, keywords))
                     reach[f"{label}/{count}"] = sorted(beyond(passed(stand_in), floors, charged))
             if (lab, name) in WRAPPED:
                 wrapped = WRAPPED[(lab, name)]
-                reach[wrapped.__name__] = sorted(beyond(passed(Stand_in(wrapped(module))), floors, charged))
+                reach[wrapped.__name__] = sorted(beyond(passed(StandIn(wrapped(module))), floors, charged))
             results[name] = {"tried": len(reach),
                              "reach": {label: names for label, names in reach.items() if names},
                              "points": {label: round(sum(share[n] for n in names), 3)
