@@ -20,6 +20,9 @@ property examples and no shrinking make it quick; they can only let more pass.
 
     python tests/reach.py rag6                  # what each delegation earns, as JSON (study())
     python tests/reach.py rag6 atx_heading      # one function's
+
+Run it from a scratch folder: the labs are copied there while it runs, and a
+delegation may write files where it runs.
 """
 
 from __future__ import annotations
@@ -283,7 +286,7 @@ def study(lab: str, only=()) -> dict:
     from labkit.public_tests import lab_functions
 
     signal.signal(signal.SIGALRM, _time_out)
-    folder = Path(tempfile.mkdtemp(prefix="reach-"))
+    folder = Path(tempfile.mkdtemp(prefix="reach-", dir=Path.cwd()))  # tests/test_reach.py's scratch folder
     try:
         module = load_stub_lab(lab, folder)
         namespace = dict(vars(module))
