@@ -15,7 +15,9 @@ this module holds them:
 - the tricky documents rag6 checks itself on (TRICKY_MARKDOWN), and the check
   (check_markdown_chunks), which finds what must stay whole with its own code;
 - every_line_cases: the student's rules asked about every line of those
-  documents, each answer judged by markdown-it-py.
+  documents, each answer judged by what markdown-it-py reads there, written
+  down in datasets/tricky-markdown-readings.jsonl (the parser itself is the
+  grader's, tests/markdown_oracle.py).
 
 Four rules are the student's: rag6 writes fence_opening, closes_fence,
 atx_heading and is_table_start, and hands them to the scanner as a
@@ -1181,58 +1183,17 @@ def markdown_cases(chunker):
 # The scanner asks a rule only about the lines it could be true of (a # first, say), so a
 # rule can be wrong on every other line and still chunk well. These cases ask each rule
 # about every line of every tricky document, and judge it by what a real parser
-# (markdown-it-py, CommonMark with GitHub's tables) makes of that line on its own.
+# (markdown-it-py, CommonMark with GitHub's tables) reads in that line on its own: readings
+# written down by tools/make_markdown_readings.py, since the parser is the grader's judge and
+# no code a lab can call answers a rule. The grading tests ask about other lines.
+
+READINGS_FILE = DATASETS / "tricky-markdown-readings.jsonl"
 
 
-def _parse(text: str) -> list:
-    """markdown-it-py's block tokens for `text`: the judge of the cases below, not the scanner."""
-    from markdown_it import MarkdownIt  # a parser the course never runs while it chunks
-
-    global _PARSER
-    if _PARSER is None:
-        _PARSER = MarkdownIt("commonmark").enable("table")
-    return _PARSER.parse(text)
-
-
-_PARSER = None
-
-
-def parsed_heading(text: str):
-    """(level, title) if the line `text` alone is an ATX heading to the parser, else None."""
-    tokens = _parse(text + "\n")
-    if tokens and tokens[0].type == "heading_open" and tokens[0].markup.startswith("#"):
-        return int(tokens[0].tag[1]), tokens[1].content
-    return None
-
-
-def parsed_fence(text: str):
-    """(char, length) if the line `text` alone opens a fence to the parser, else None."""
-    tokens = _parse(text + "\n")
-    if tokens and tokens[0].type == "fence":
-        return tokens[0].markup[0], len(tokens[0].markup)
-    return None
-
-
-def parsed_closing(text: str, char: str, length: int) -> bool:
-    """True if the line `text` right after an opening fence of `length` times `char` closes it:
-    the parser's fence then holds nothing."""
-    tokens = _parse(f"{char * length}\n{text}\nafter\n")
-    return tokens[0].type == "fence" and tokens[0].content == ""
-
-
-def parsed_table_start(lines, i) -> bool:
-    """True if lines i and i + 1 alone are a table's header and delimiter rows to the parser."""
-    if i + 1 >= len(lines):
-        return False
-    tokens = _parse(f"{lines[i].text}\n{lines[i + 1].text}\n")
-    return bool(tokens) and tokens[0].type == "table_open"
-
-
-def _agrees(parsed: Callable, as_truth: bool = False) -> Callable:
-    """A judge: the rule's answer is the parser's (any falsy value for no, if `as_truth`)."""
+def _expects(expected, as_truth: bool = False) -> Callable:
+    """A judge: the rule's answer is `expected`, the parser's (any falsy value for no, if `as_truth`)."""
 
     def judge(result, *args):
-        expected = parsed(*args)
         got = bool(result) if as_truth else (tuple(result) if isinstance(result, list) else result)
         if got != expected:
             raise ValueError(f"returned {result!r}, where a CommonMark parser reads {expected!r}")
@@ -1243,21 +1204,15 @@ def _agrees(parsed: Callable, as_truth: bool = False) -> Callable:
 def every_line_cases(rules: Recognisers) -> list[Case]:
     """Cases for the student's four rules on every distinct line of the tricky documents
     (closes_fence after a backtick and after a tilde fence), shortest line first."""
-    cases, lines_seen, pairs_seen = [], set(), set()
-    for document in TRICKY_MARKDOWN:
-        lines = split_lines(document.text)
-        for i, line in enumerate(lines):
-            what, text = f"line {i + 1} of {document.what}", line.text
-            pair = (text, lines[i + 1].text if i + 1 < len(lines) else None)
-            if pair not in pairs_seen:
-                pairs_seen.add(pair)
-                cases.append(Case(what, rules.is_table_start, (lines, i), _agrees(parsed_table_start, True)))
-            if text not in lines_seen:
-                lines_seen.add(text)
-                cases.append(Case(what, rules.atx_heading, (text,), _agrees(parsed_heading)))
-                cases.append(Case(what, rules.fence_opening, (text,), _agrees(parsed_fence)))
-                cases += [Case(what, rules.closes_fence, (text, char, length), _agrees(parsed_closing, True))
-                          for char, length in (("`", 3), ("~", 4))]
+    documents = {document.what: split_lines(document.text) for document in TRICKY_MARKDOWN}
+    cases = []
+    with open(READINGS_FILE, encoding="utf-8") as file:
+        for record in map(json.loads, file):
+            lines, number, rule = documents[record["what"]], record["line"], record["rule"]
+            expected = tuple(record["expected"]) if isinstance(record["expected"], list) else record["expected"]
+            args = (lines, number) if rule == "is_table_start" else (lines[number].text, *record["args"])
+            judge = _expects(expected, as_truth=isinstance(expected, bool))
+            cases.append(Case(f"line {number + 1} of {record['what']}", getattr(rules, rule), args, judge))
     return sorted(cases, key=_line_length)
 
 

@@ -127,3 +127,72 @@ def headings(text):
         path = tuple(entry for entry in path if entry[0] < level) + ((level, title),)
         found.append((lines[first][0], lines[last - 1][1], tuple(title for _, title in path)))
     return found
+
+
+# ---- the parser's reading of one line, the judge of rag6's four rules ------------
+# The rules' answers come from here, the grader's side, never from code a lab's worker
+# holds: the lab checks itself against readings written down once
+# (datasets/tricky-markdown-readings.jsonl, by readings() below), and the grading tests ask
+# about other lines.
+
+
+def heading(text):
+    """(level, title) if the line `text` alone is an ATX heading to the parser, else None."""
+    tokens = _parser.parse(text + "\n")
+    if tokens and tokens[0].type == "heading_open" and tokens[0].markup.startswith("#"):
+        return int(tokens[0].tag[1]), tokens[1].content
+    return None
+
+
+def fence(text):
+    """(char, length) if the line `text` alone opens a fence to the parser, else None."""
+    tokens = _parser.parse(text + "\n")
+    if tokens and tokens[0].type == "fence":
+        return tokens[0].markup[0], len(tokens[0].markup)
+    return None
+
+
+def closes(text, char, length):
+    """True if the line `text` right after an opening fence of `length` times `char` closes it:
+    the parser's fence then holds nothing."""
+    tokens = _parser.parse(f"{char * length}\n{text}\nafter\n")
+    return tokens[0].type == "fence" and tokens[0].content == ""
+
+
+def table_start(text, next_text):
+    """True if the lines `text` and `next_text` alone are a table's header and delimiter rows."""
+    if next_text is None:
+        return False
+    tokens = _parser.parse(f"{text}\n{next_text}\n")
+    return bool(tokens) and tokens[0].type == "table_open"
+
+
+CLOSING_FENCES = (("`", 3), ("~", 4))  # the fences closes_fence is asked about, after each line
+
+
+def readings(documents):
+    """What the parser reads in every distinct line of `documents` (TrickyMarkdown), as records
+    {"what", "line" (from 0), "rule", "args" (after the line's text), "expected"}: each rule once a
+    line (is_table_start once a pair of lines), in the documents' order."""
+    from labkit.markdown import split_lines
+
+    records, lines_seen, pairs_seen = [], set(), set()
+    for document in documents:
+        lines = [line.text for line in split_lines(document.text)]
+        for number, text in enumerate(lines):
+            following = lines[number + 1] if number + 1 < len(lines) else None
+
+            def record(rule, expected, args=()):
+                records.append({"what": document.what, "line": number, "rule": rule, "args": list(args),
+                                "expected": list(expected) if isinstance(expected, tuple) else expected})
+
+            if (text, following) not in pairs_seen:
+                pairs_seen.add((text, following))
+                record("is_table_start", table_start(text, following))
+            if text not in lines_seen:
+                lines_seen.add(text)
+                record("atx_heading", heading(text))
+                record("fence_opening", fence(text))
+                for char, length in CLOSING_FENCES:
+                    record("closes_fence", closes(text, char, length), (char, length))
+    return records

@@ -96,6 +96,15 @@ blank_line = st.sampled_from(["", " ", "\t", "  "])
 lined_prose = with_line_ends(st.lists(st.one_of(prose_line, blank_line), max_size=24))
 lined_text = with_line_ends(st.lists(st.one_of(prose_line, tricky_line, blank_line), max_size=24))
 
+
+
+def topic_sentences(words):
+    """A topic: 2 to 4 sentences of 3 to 7 of its `words`, each ending in a period, a space
+    between (rag9: the only periods end sentences, so a judge can find the sentences)."""
+    sentence = st.lists(st.sampled_from(words), min_size=3, max_size=7).map(lambda w: " ".join(w).capitalize() + ".")
+    return st.lists(sentence, min_size=2, max_size=4).map(" ".join)
+
+
 # ---- Markdown pages built from the constructs rag6 claims to read ------------
 # Random lines (markdown_text) rarely make a table or a fence inside a list, so
 # pages are also built block by block: ATX and setext headings, fences of

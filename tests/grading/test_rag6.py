@@ -32,7 +32,7 @@ def fixture_text(path, line_end):
 @pytest.mark.grades("fence_opening")
 @pytest.mark.parametrize(
     "line, expected",
-    [("```", ("`", 3)), ("~~~~ toml", ("~", 4)), ("   ```python", ("`", 3)), ("    ```", None),
+    [("```js", ("`", 3)), ("~~~~ toml", ("~", 4)), ("   ```python", ("`", 3)), ("    ```", None),
      ("``", None), ("``` a`b", None), ("~~~ a`b", ("~", 3)), ("text ```", None)],
 )
 def test_fence_opening(rag6, line, expected):
@@ -42,8 +42,8 @@ def test_fence_opening(rag6, line, expected):
 @pytest.mark.grades("closes_fence")
 @pytest.mark.parametrize(
     "line, char, length, expected",
-    [("```", "`", 3, True), ("`````  ", "`", 3, True), ("``", "`", 3, False),
-     ("~~~", "`", 3, False), ("``` python", "`", 3, False), ("```", "`", 4, False),
+    [(" ```", "`", 3, True), ("`````  ", "`", 3, True), ("``", "`", 3, False),
+     ("~~~~~", "`", 3, False), ("``` python", "`", 3, False), ("``` ", "`", 4, False),
      ("   ~~~~", "~", 4, True)],
 )
 def test_closes_fence(rag6, line, char, length, expected):
@@ -53,7 +53,7 @@ def test_closes_fence(rag6, line, char, length, expected):
 @pytest.mark.grades("atx_heading")
 @pytest.mark.parametrize(
     "line, expected",
-    [("# Install", (1, "Install")), ("### On Linux ###", (3, "On Linux")), ("#", (1, "")),
+    [("# Installing", (1, "Installing")), ("### On Linux ###", (3, "On Linux")), ("#", (1, "")),
      ("####### seven", None), ("#5 bolts", None), ("  ## Indented", (2, "Indented")),
      ("## C# notes", (2, "C# notes")), ("    # code", None)],
 )
@@ -64,8 +64,8 @@ def test_atx_heading(rag6, line, expected):
 @pytest.mark.grades("is_table_start")
 @pytest.mark.parametrize(
     "rows, expected",
-    [(["| a | b |", "|---|:-:|"], True), (["a | b", "--- | ---"], True), (["a | b", "---"], False),
-     (["| a |", "|---|"], True), (["a b", "---"], False), (["| a | b |"], False),
+    [(["| a | b |", "|---|:-:|"], True), (["a | b", "---|---"], True), (["a | b", "----"], False),
+     (["| a |", "|---|"], True), (["a b", "------"], False), (["| a | b |"], False),
      (["| a | b |", "| - x |"], False), (["    | a |", "|---|"], False)],
 )
 def test_is_table_start(rag6, rows, expected):

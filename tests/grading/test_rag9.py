@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from text_strategies import lined_prose, prose
+from text_strategies import topic_sentences
 
 pytestmark = pytest.mark.grade("rag9")
 
@@ -70,13 +70,22 @@ def test_best_cuts_respect_the_token_budget_and_sentence_limit(rag9, tokens, max
     assert max(sizes) <= 2, f"the cuts make chunks of {sizes} sentences; at most 2 fit"
 
 
+# Two topics, three sentences each, with words of their own; the budget holds the whole text,
+# so a chunker blind to meaning makes one chunk.
+QUEUES = "Queues hold the waiting jobs. Queues order jobs by priority. Queues drain when workers are free."
+TOKENS = "Tokens sign every request. Tokens expire after an hour. Tokens are renewed by the client."
+TWO_TOPICS = f"{QUEUES} {TOKENS}"
+
+
 @pytest.mark.grades("semantic_chunks")
 @pytest.mark.parametrize("method", ["breakpoints", "global"])
-def test_semantic_chunks_are_lossless_and_in_budget(rag9, method):
-    text = ("Satellites run jobs. They report heartbeats every ten seconds. " * 8
-            + "\n\nBackups are archives. Restores need the key. " * 8)
-    chunks = rag9.semantic_chunks(text, 40, method)
-    check.chunker_basics(text, chunks, 40)
+def test_semantic_chunks_cut_where_the_method_says(rag9, method):
+    # "breakpoints": where the distances say, computed here as the lab defines them; "global":
+    # the best split of two topics is between them.
+    chunks = rag9.semantic_chunks(TWO_TOPICS, 60, method, embedder="hash")
+    check.chunker_basics(TWO_TOPICS, chunks, 60)
+    border = [len(QUEUES)]
+    check.cut_at(chunks, check.breakpoint_starts(TWO_TOPICS) if method == "breakpoints" else border)
 
 
 @pytest.mark.grades("semantic_chunks")
@@ -98,11 +107,17 @@ def test_empty_text_gives_no_chunks(rag9):
     check.expect(rag9.semantic_chunks("", 10), [])
 
 
+two_topic_texts = st.tuples(topic_sentences(["queues", "jobs", "workers", "priority", "waiting", "drain", "order"]),
+                            topic_sentences(["tokens", "requests", "clients", "expire", "renewed", "sign", "hour"]))
+
+
 @pytest.mark.grades("semantic_chunks")
-@given(text=st.one_of(prose, lined_prose),
-       max_tokens=st.one_of(st.integers(4, 12), st.integers(4, 80)),
-       method=st.sampled_from(["breakpoints", "global"]))
-def test_property_lossless_in_budget_deterministic(rag9, text, max_tokens, method):
+@given(topics=two_topic_texts, max_tokens=st.integers(40, 120), method=st.sampled_from(["breakpoints", "global"]))
+def test_property_lossless_in_budget_deterministic_cut_where_the_method_says(rag9, topics, max_tokens, method):
+    # Two topics of words of their own, every sentence within budget: "breakpoints" cuts where the
+    # distances say (computed here), "global" between the topics.
+    text = " ".join(topics)
     chunks = rag9.semantic_chunks(text, max_tokens, method, embedder="hash")
     check.chunker_basics(text, chunks, max_tokens)
     check.same_again(rag9.semantic_chunks(text, max_tokens, method, embedder="hash"), chunks)
+    check.cut_at(chunks, check.breakpoint_starts(text) if method == "breakpoints" else [len(topics[0])])

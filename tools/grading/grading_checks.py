@@ -18,12 +18,14 @@ from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 from markdown_oracle import FRONT_MATTER, cuts, headings, indented_code_cuts, whole_blocks
 
 from academy_llm import (
     Chunk,
     check_lossless,
     count_tokens,
+    embed,
     is_clean_cut,
     token_starts,
 )
@@ -507,6 +509,37 @@ def next_clean_cut(text: str, position: int, limit: int) -> int:
     while position < limit and not is_clean_cut(text, position):
         position += 1
     return position
+
+
+# ---- rag9's cuts, computed here from the method's definition ---------------------
+
+
+def sentence_spans_of(text: str) -> list:
+    """The sentences of a text whose only periods end them: each up to its period, the space
+    after it starting the next, as rag9 splits them."""
+    ends = [match.end() for match in re.finditer(r"\.", text)][:-1]
+    return list(zip([0, *ends], [*ends, len(text)]))
+
+
+def breakpoint_starts(text: str, window: int = 1, percentile: float = 90) -> list:
+    """Where rag9's "breakpoints" method cuts `text` (sentence_spans_of), with the hash embedder:
+    each sentence embedded with `window` neighbours a side, cut before a sentence whose distance
+    (1 - cosine) from the one before is above the `percentile` of all."""
+    spans = sentence_spans_of(text)
+    last = len(spans) - 1
+    windows = [text[spans[max(i - window, 0)][0]:spans[min(i + window, last)][1]] for i in range(len(spans))]
+    vectors = embed(windows, "hash")
+    distances = [1.0 - float(vectors[i] @ vectors[i + 1]) for i in range(last)]
+    threshold = np.percentile(distances, percentile)
+    return [spans[i + 1][0] for i, distance in enumerate(distances) if distance > threshold]
+
+
+def cut_at(chunks, positions) -> None:
+    """A chunk ends and the next starts at each of `positions`."""
+    starts = {chunk.start for chunk in chunks}
+    missing = [position for position in positions if position not in starts]
+    assert not missing, (f"no chunk starts at {missing} (where the method cuts); "
+                         f"they start at {sorted(starts)}")
 
 
 # ---- rag11's terms, BM25 and fusion, as the lab's docstrings state them -----------

@@ -113,19 +113,20 @@ def test_bm25_index_hidden_property(rag11, corpus):
     check.same_postings(check.postings(rag11.bm25_index(corpus)), check.expected_postings(rag11, corpus))
 
 
+# One test for the whole table, as the public one (rag10's given fusion gets some cases right).
+BY_HAND = [
+    ([["a"], ["a"], ["a"]], {}, ["a"]),
+    ([["a", "b"], ["b", "c"], ["c", "a"]], {}, ["a", "b", "c"]),  # a three-way tie: the order first met
+    ([[5, 4, 3], [3, 4, 5]], {"k": 2}, [5, 3, 4]),  # 5 and 3 tie at 1/3 + 1/5; 4 has 1/2
+    ([["q"], ["p", "q"]], {"k": 0}, ["q", "p"]),  # q: 1 + 1/2
+    ([[0, 1, 2, 3]], {"k": 100}, [0, 1, 2, 3]),
+]
+
+
 @pytest.mark.grades("reciprocal_rank_fusion")
-@pytest.mark.parametrize(
-    "rankings, keywords, expected",
-    [
-        ([["a"], ["a"], ["a"]], {}, ["a"]),
-        ([["a", "b"], ["b", "c"], ["c", "a"]], {}, ["a", "b", "c"]),  # a three-way tie: the order first met
-        ([[5, 4, 3], [3, 4, 5]], {"k": 2}, [5, 3, 4]),  # 5 and 3 tie at 1/3 + 1/5; 4 has 1/2
-        ([["q"], ["p", "q"]], {"k": 0}, ["q", "p"]),  # q: 1 + 1/2
-        ([[0, 1, 2, 3]], {"k": 100}, [0, 1, 2, 3]),
-    ],
-)
-def test_reciprocal_rank_fusion_hidden(rag11, rankings, keywords, expected):
-    check.expect(list(rag11.reciprocal_rank_fusion(rankings, **keywords)), expected)
+def test_reciprocal_rank_fusion_hidden(rag11):
+    for rankings, keywords, expected in BY_HAND:
+        check.expect(list(rag11.reciprocal_rank_fusion(rankings, **keywords)), expected)
 
 
 @pytest.mark.grades("reciprocal_rank_fusion")

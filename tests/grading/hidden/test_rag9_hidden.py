@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from text_strategies import lined_prose
+from text_strategies import topic_sentences
 
 pytestmark = pytest.mark.grade("rag9")
 
@@ -80,13 +80,31 @@ def test_semantic_chunks_hidden_three_topics(rag9, method):
     check.expect(check.spans(chunks), list(zip(cuts, cuts[1:])))
 
 
+SATELLITES = ("Satellites run jobs on the cluster. Satellites send heartbeats to the cluster. "
+              "Satellites report jobs to the cluster.")
+BACKUPS = "Backups write archives with a key. Restores read archives with the key. Backups keep archives for a week."
+
+
 @pytest.mark.grades("semantic_chunks")
-@check.hidden_seed
-@given(text=lined_prose, max_tokens=st.integers(4, 40),
-       method=st.sampled_from(["breakpoints", "global"]))
-def test_semantic_chunks_hidden_property(rag9, text, max_tokens, method):
+@pytest.mark.parametrize("method", ["breakpoints", "global"])
+@pytest.mark.parametrize("max_tokens", [50, 80])
+def test_semantic_chunks_hidden_cut_where_the_method_says(rag9, method, max_tokens):
+    text = f"{SATELLITES} {BACKUPS}"
     chunks = rag9.semantic_chunks(text, max_tokens, method, embedder="hash")
     check.chunker_basics(text, chunks, max_tokens)
+    check.cut_at(chunks, check.breakpoint_starts(text) if method == "breakpoints" else [len(SATELLITES)])
+
+
+@pytest.mark.grades("semantic_chunks")
+@check.hidden_seed
+@given(topics=st.tuples(topic_sentences(["backups", "archives", "disk", "keys", "restore", "weekly"]),
+                        topic_sentences(["certificates", "expire", "renew", "days", "trust", "chains"])),
+       max_tokens=st.integers(40, 120), method=st.sampled_from(["breakpoints", "global"]))
+def test_semantic_chunks_hidden_property(rag9, topics, max_tokens, method):
+    text = " ".join(topics)
+    chunks = rag9.semantic_chunks(text, max_tokens, method, embedder="hash")
+    check.chunker_basics(text, chunks, max_tokens)
+    check.cut_at(chunks, check.breakpoint_starts(text) if method == "breakpoints" else [len(topics[0])])
 
 
 @st.composite
