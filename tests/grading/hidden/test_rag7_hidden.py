@@ -85,7 +85,10 @@ fields = st.dictionaries(st.sampled_from(["applies_to", "edition", "min_version"
 @check.hidden_seed
 @given(title=st.sampled_from(["", "Ops", "Field guide"]), section=headings, metadata=fields)
 def test_make_header_hidden_property(rag7, title, section, metadata):
-    """The non-empty parts joined by ' › ', then each field with a value, '_' read as a space."""
+    """The non-empty parts joined by ' › ', then each field with a value, '_' read as a space. With no
+    path, the text says nothing of a space before the parentheses: either way is right."""
     path = " › ".join(part for part in (title, *section) if part)
     said = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in metadata.items() if value)
-    check.expect(rag7.make_header(title, section, metadata), f"{path} ({said})" if said else path)
+    header = rag7.make_header(title, section, metadata)
+    expected = f"{path} ({said})" if said else path
+    check.expect(header.lstrip() if isinstance(header, str) and said and not path else header, expected.lstrip())

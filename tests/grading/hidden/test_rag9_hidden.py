@@ -101,10 +101,14 @@ def test_semantic_chunks_hidden_cut_where_the_method_says(rag9, method, max_toke
                         topic_sentences(["certificates", "expire", "renew", "days", "trust", "chains"])),
        max_tokens=st.integers(40, 120), method=st.sampled_from(["breakpoints", "global"]))
 def test_semantic_chunks_hidden_property(rag9, topics, max_tokens, method):
+    """Cut where the breakpoints are, as the grader finds them. The best split of drawn sentences need
+    not be the border of their topics (two sentences of one topic may share fewer words than it takes),
+    so "global" is judged on its basics here, and on texts whose best split is known elsewhere."""
     text = " ".join(topics)
     chunks = rag9.semantic_chunks(text, max_tokens, method, embedder="hash")
     check.chunker_basics(text, chunks, max_tokens)
-    check.cut_at(chunks, check.breakpoint_starts(text) if method == "breakpoints" else [len(topics[0])])
+    if method == "breakpoints":
+        check.cut_at(chunks, check.breakpoint_starts(text))
 
 
 @st.composite
