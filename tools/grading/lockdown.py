@@ -14,9 +14,10 @@ process can take them down, not even code that gets round the audit hook:
   something, or a worker outgrow its limits, fail with EPERM. No new
   process or program; no file locks, leases or watches (a lock on a file
   every worker reads is a channel between them); no page-cache probes
-  (mincore, cachestat); no System V or POSIX IPC, keyrings or sockets; no
-  namespaces, mounts, tracing, io_uring, BPF or new limits; signals only to
-  itself. Threads may still be started (the kernel's pids limit bounds them,
+  (mincore, cachestat, fadvise, readahead, a read that must not wait); no
+  futex but a private one; no device nodes; no System V or POSIX IPC,
+  keyrings or sockets; no namespaces, mounts, tracing, io_uring, BPF, new
+  limits or priorities; signals only to itself. Threads may still be started (the kernel's pids limit bounds them,
   confine.py).
 
 Both are plain system calls made with ctypes, so the worker needs no
@@ -36,6 +37,7 @@ import sys
 LANDLOCK_CREATE_RULESET, LANDLOCK_ADD_RULE, LANDLOCK_RESTRICT_SELF = 444, 445, 446  # every architecture
 PR_SET_NO_NEW_PRIVS = 38
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+MAKE_CHAR, MAKE_BLOCK = 1 << 6, 1 << 11
 REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # the rights a rule on a file may hold
 READ = READ_FILE | READ_DIR
@@ -118,8 +120,8 @@ def landlock(readable: list, writable: list, hidden: list) -> str:
         hidden = tuple(os.path.realpath(path) for path in hidden)
         for path in readable:
             grant(libc, ruleset, path, READ, hidden)
-        for path in writable:
-            grant(libc, ruleset, path, handled, ())
+        for path in writable:  # everything but device nodes: a root worker's /dev/mem in its scratch
+            grant(libc, ruleset, path, handled & ~(MAKE_CHAR | MAKE_BLOCK), ())
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             _fail("no_new_privs")
         if libc.syscall(LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:
@@ -159,7 +161,10 @@ ARCHITECTURES = {
         "setgid": 106, "setreuid": 113, "setregid": 114, "setresuid": 117, "setresgid": 119, "setgroups": 116,
         "setfsuid": 122, "setfsgid": 123, "capset": 126, "personality": 135, "lookup_dcookie": 212,
         "vhangup": 153, "settimeofday": 164, "clock_settime": 227, "adjtimex": 159, "clock_adjtime": 305,
-        "sethostname": 170, "setdomainname": 171}),
+        "sethostname": 170, "setdomainname": 171, "mknod": 133, "mknodat": 259, "futex": 202,
+        "futex_waitv": 449, "futex_wake": 454, "futex_wait": 455, "futex_requeue": 456, "fadvise64": 221,
+        "readahead": 187, "preadv2": 327, "pwritev2": 328, "setpriority": 141, "sched_setscheduler": 144,
+        "sched_setparam": 142, "sched_setattr": 314, "ioprio_set": 251}),
     "aarch64": (0xC00000B7, 277, 0, {
         "execve": 221, "execveat": 281, "clone": 220, "clone3": 435, "flock": 32, "fcntl": 25,
         "inotify_init1": 26, "inotify_add_watch": 27, "fanotify_init": 262, "fanotify_mark": 263,
@@ -180,11 +185,16 @@ ARCHITECTURES = {
         "setregid": 143, "setresuid": 147, "setresgid": 149, "setgroups": 159, "setfsuid": 151,
         "setfsgid": 152, "capset": 91, "personality": 92, "lookup_dcookie": 18, "vhangup": 58,
         "settimeofday": 170, "clock_settime": 112, "adjtimex": 171, "clock_adjtime": 266, "sethostname": 161,
-        "setdomainname": 162}),
+        "setdomainname": 162, "mknodat": 33, "futex": 98, "futex_waitv": 449, "futex_wake": 454, "futex_wait": 455,
+        "futex_requeue": 456, "fadvise64": 223, "readahead": 213, "preadv2": 286, "pwritev2": 287,
+        "setpriority": 140, "sched_setscheduler": 119, "sched_setparam": 118, "sched_setattr": 274,
+        "ioprio_set": 30}),
 }
 # Calls judged by an argument: a thread may be started, a descriptor's flags read and set, a signal sent
 # to itself, a limit read.
-BY_ARGUMENT = ("clone", "clone3", "fcntl", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "prlimit64")
+BY_ARGUMENT = ("clone", "clone3", "fcntl", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "prlimit64",
+               "futex", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue")
+FUTEX_PRIVATE = 128  # FUTEX_PRIVATE_FLAG: a futex of this process's memory alone, as the C library's locks are
 
 
 def instruction(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
@@ -205,8 +215,10 @@ def judged_by_argument(name: str, own_pid: int) -> list:
     allow = instruction(RET, ALLOW)
     if name == "clone":  # a thread shares this process's memory; anything else is a new process
         return [argument(0), instruction(JSET, CLONE_THREAD, 0, 1), allow, refused()]
-    if name == "clone3":  # its flags sit in memory a filter cannot read: the C library then uses clone
-        return [refused(errno.ENOSYS)]
+    if name in ("clone3", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue"):
+        return [refused(errno.ENOSYS)]  # flags a filter cannot read, or calls the C library does without
+    if name == "futex":  # a shared futex, on a file two workers map, would signal from one to the other
+        return [argument(1), instruction(JSET, FUTEX_PRIVATE, 0, 1), allow, refused()]
     if name == "fcntl":
         checks = [step for command in LOCK_COMMANDS for step in (instruction(JEQ, command, 0, 1), refused())]
         return [argument(1), *checks, allow]

@@ -270,7 +270,7 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
         "os.symlink": ((0, 1), True), "os.chmod": ((0,), True), "os.chown": ((0,), True),
         "os.utime": ((0,), True), "os.truncate": ((0,), True), "shutil.rmtree": ((0,), True),
         "shutil.copyfile": ((1,), True), "shutil.move": ((1,), True), "os.chflags": ((0,), True),
-        "os.mkfifo": ((0,), True), "os.mknod": ((0,), True), "os.setxattr": ((0,), True),
+        "os.setxattr": ((0,), True),
         "os.removexattr": ((0,), True), "pathlib.Path.glob": ((0,), False), "pathlib.Path.rglob": ((0,), False),
         "glob.glob/2": ((0,), False), "shutil.copymode": ((1,), True), "shutil.copystat": ((1,), True),
         "shutil.copytree": ((1,), True), "shutil.chown": ((0,), True), "shutil.unpack_archive": ((1,), True),
