@@ -13,7 +13,7 @@ its body runs for every implementation in turn on the same values (what a body
 draws from st.data() too), since drawing costs as much as judging. The other
 hidden cases are fixed, the same under every seed, and graded as usual.
 
-    python -m pytest -m heavy tests/test_seeds.py
+    python -m pytest -m slow tests/test_seeds.py
 """
 
 import importlib.util
@@ -31,7 +31,7 @@ HIDDEN = ROOT / "tests" / "grading" / "hidden"
 FOLDERS = [ROOT / "solutions"] + sorted(path for path in (ROOT / "tests" / "independent").iterdir() if path.is_dir())
 SEEDS = [check.grading_seed(), *range(1, 50)]  # this term's seed and 49 others
 
-pytestmark = [pytest.mark.heavy, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # some six minutes: a developer's run, beside -m heavy
 
 
 def hidden_module(path: Path):
