@@ -175,3 +175,32 @@ def test_two_runs_of_the_tests_side_by_side_both_pass(tmp_path):
     outputs = [run.communicate(timeout=600)[0] for run in runs]
     assert [run.returncode for run in runs] == [0, 0], outputs
     assert set(Path(tempfile.gettempdir()).glob("pytest-run-*")) <= before, "a run left its folder behind"
+
+
+def said(call) -> object:
+    """What a call of an attack's lab returned, or the error its walls raised."""
+    try:
+        return call()
+    except (OSError, remote.LabProblem) as error:
+        return f"refused: {error}"
+
+
+@pytest.mark.parametrize("isolation", LAYERS)
+def test_no_futex_or_page_cache_carries_a_message_between_workers(tmp_path, isolation):
+    """The red team's late finds: a shared futex on a file both workers map, and the page cache probed by
+    fadvise and a read that must not wait, which outlives the sender (a hidden worker to a public one)."""
+    message = 0b1011001110001101
+    sender = attack_lab(tmp_path / "sender", "futex_cache", isolation)
+    receiver = attack_lab(tmp_path / "receiver", "futex_cache", isolation)
+    try:
+        said(lambda: receiver.word_windows("cache", 3))  # the receiver's worker first
+        said(lambda: sender.word_windows(f"send {message}", 3))
+        by_futex = said(lambda: receiver.word_windows("futex", 3))
+        sender.close()
+        by_cache = said(lambda: receiver.word_windows("cache", 3))
+    finally:
+        sender.close()
+        receiver.close()
+    for channel, got in (("futex", by_futex), ("cache", by_cache)):
+        value = got.get(channel) if isinstance(got, dict) else None
+        assert value != message, f"{isolation}: the {channel} carried the message {message}: {got}"
