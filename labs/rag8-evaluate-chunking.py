@@ -3,7 +3,7 @@
 #
 # Four labs built four chunkers. Which one should a product use? Opinions are
 # cheap; this lab measures, on the course's dataset: 44 pages of Orbit
-# documentation and 176 questions, each labelled with the **character span**
+# documentation and 721 questions, each labelled with the **character span**
 # of its answer.
 #
 # Labels are spans, not chunk ids, on purpose. "Chunk 12 answers question 3"

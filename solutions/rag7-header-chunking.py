@@ -265,7 +265,7 @@ def row_chunks(text, chunk, max_tokens):
 # %% [markdown]
 # ## 4. Does it pay? Numbers from the dataset
 #
-# The course's dataset has 44 pages of Orbit documentation and 176 questions,
+# The course's dataset has 44 pages of Orbit documentation and 721 questions,
 # each labelled with the exact span of its answer. We chunk every page with
 # rag6 (bare) and rag7 (with headers) at the same budget, search all chunks of
 # all pages for each question, and count how often a chunk holding the whole
