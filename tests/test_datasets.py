@@ -1,12 +1,16 @@
 """The course's dataset: an original corpus and questions whose answers are exact spans."""
 
 import re
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from academy_llm import corpus_pages, corpus_questions
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
 PAGES = corpus_pages()
 QUESTIONS = corpus_questions()
 
@@ -36,3 +40,34 @@ KINDS = {"prose", "identifier", "table", "code", "multi_section"}
 def test_every_kind_and_split_is_used(field, values):
     counts = Counter(q[field] for q in QUESTIONS)
     assert set(counts) == values and min(counts.values()) >= 10
+
+
+def test_enough_questions_to_tell_methods_apart():
+    """500 test and 200 dev questions, 60 of each kind in test: one question is 0.002 of test recall."""
+    test = Counter(q["kind"] for q in QUESTIONS if q["split"] == "test")
+    assert sum(test.values()) >= 500 and len(QUESTIONS) - sum(test.values()) >= 200
+    assert min(test.values()) >= 60, test
+
+
+def test_benchmark_readme_shows_how_the_questions_lean():
+    """benchmarks/README.md's word-overlap table is what tools/questions.py measures on the dataset today."""
+    from questions import overlap_table
+
+    readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"<!-- questions: overlap -->\n```text\n(.*?)\n```\n<!-- /questions -->", readme, re.S)
+    assert shown, "benchmarks/README.md has no <!-- questions: overlap --> block"
+    assert shown.group(1) == overlap_table(QUESTIONS), "stale: paste `python tools/questions.py overlap` in it"
+
+
+def test_a_draft_question_gets_its_one_exact_span_or_the_reason():
+    from questions import resolve
+
+    pages = {"p": "alpha beta. gamma beta."}
+    draft = {"doc_id": "p", "question": "q?", "answer": "gamma beta.", "kind": "prose", "split": "test"}
+    record, problems = resolve(draft, pages)
+    assert problems == [] and (record["start"], record["end"]) == (12, 23)
+    for answer, reason in (("beta.", "found 2 times"), ("delta", "not found"), (" gamma", "whitespace")):
+        record, problems = resolve({**draft, "answer": answer}, pages)
+        assert record is None and reason in problems[0]
+    record, problems = resolve({**draft, "kind": "multi_section"}, pages)
+    assert record is None and "extra_answers" in problems[0]
