@@ -86,8 +86,8 @@ def read_documents(folder: Path) -> Documents:
         except UnicodeDecodeError as error:
             data = path.read_bytes()
             line = data[: error.start].count(b"\n") + 1
-            problems.append(f"{name}: left out, byte {data[error.start:error.start + 1]!r} on line {line} is not "
-                            f"UTF-8; save the file as UTF-8")
+            problems.append(f"{name}: left out, byte 0x{data[error.start]:02x} on line {line} is not UTF-8; "
+                            f"save the file as UTF-8")
         except OSError as error:
             problems.append(f"{name}: left out, it cannot be read ({error.strerror or error}); check that it is a "
                             f"readable file")
