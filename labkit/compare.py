@@ -343,9 +343,16 @@ class EmbeddingCache:
 
     def vectors(self, texts: list, label: str) -> np.ndarray:
         """A unit vector per text (a row each), from the cache or embedded now, with a progress bar."""
-        keys = [self.key(text) for text in texts]
-        known = self._stored(list(dict.fromkeys(keys)))
-        missing = list(dict.fromkeys(text for text, key in zip(texts, keys) if key not in known))
+        known = self.embed_missing(texts, label)
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        return np.stack([known[self.key(text)] for text in texts])
+
+    def embed_missing(self, texts: list, label: str) -> dict:
+        """{key: vector} of the texts, embedding (under one progress bar) only those the cache lacks."""
+        keys = list(dict.fromkeys(self.key(text) for text in texts))
+        known = self._stored(keys)
+        missing = list(dict.fromkeys(text for text in texts if self.key(text) not in known))
         if missing:
             progress = Progress(label, len(missing))
             for first in range(0, len(missing), EMBED_BATCH):
@@ -355,9 +362,7 @@ class EmbeddingCache:
                 progress.advance(len(batch))
             progress.close()
             self.embedded += len(missing)
-        if not texts:
-            return np.zeros((0, 1), dtype=np.float32)
-        return np.stack([known[key] for key in keys])
+        return known
 
     def _stored(self, keys: list) -> dict:
         """{key: vector} of the keys already in the cache (this run's first, then the disk's)."""
@@ -503,8 +508,8 @@ def recommendation(rows: list, budget: int) -> str:
     level = f"{best.recall.confidence:.0%}"
     if tied:
         return (f"{NO_WINNER[0].upper()}{NO_WINNER[1:]}: {best.method} leads {runner.method} by {margin} "
-                f"(recall within {budget:,} tokens; {level} interval {interval}), within the interval of "
-                f"{len(tied)} method{'s' if len(tied) > 1 else ''}; more questions would narrow it.")
+                f"in recall within {budget:,} tokens ({level} interval {interval}), and the interval of its "
+                f"difference from {', '.join(tied)} holds 0; more questions would narrow it.")
     return (f"Recommended: {best.method}, recall {best.recall.estimate:.2f} within {budget:,} tokens, "
             f"{margin} ahead of {runner.method} ({level} interval {interval}).")
 
@@ -711,11 +716,13 @@ def compare(settings: Settings, texts: dict, questions: list, methods: list) -> 
     rag8 = load_lab("rag8", SOLUTIONS)  # the reference metrics, whoever wrote the chunkers: an independent ruler
     cache = EmbeddingCache(settings.cache, settings.embedder)
     chunked = chunk_every_size([m for m in methods if m.chunk], texts, settings.sizes)
-    cache.vectors([chunk.embedding_text for result in chunked.values() for _, chunk in result.chunks],
-                  "embedding chunks")
+    cache.embed_missing([chunk.embedding_text for result in chunked.values() for _, chunk in result.chunks],
+                        "embedding chunks")
     question_vectors = cache.vectors([question.question for question in questions], "embedding questions")
     scored = {(name, size): score_chunks(name, size, result, questions, question_vectors, cache, settings.budget,
                                          rag8) for (name, size), result in chunked.items()}
+    del chunked  # the scores are all that is needed now: the retrievers' indexes take the room
+    cache.memo.clear()
     retrieved = retrieve([m for m in methods if m.search], texts, questions, settings.budget, rag8)
     at_size = [result for (_, size), result in scored.items() if size == settings.size] + retrieved
     if not at_size:
