@@ -257,7 +257,7 @@ def peer_methods(title: str) -> list:
     if not PEERS_FILE.is_file() or not any(importlib.util.find_spec(name) for name in PEER_MODULES):
         return []
     spec = importlib.util.spec_from_file_location("chunking_labs_peers", PEERS_FILE)
-    peers = importlib.util.module_from_spec(spec)
+    peers = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # its dataclasses look it up there
     spec.loader.exec_module(peers)
     methods = []
     for contender in peers.PEERS:
@@ -509,9 +509,15 @@ def recommendation(rows: list, budget: int) -> str:
     if tied:
         return (f"{NO_WINNER[0].upper()}{NO_WINNER[1:]}: {best.method} leads {runner.method} by {margin} "
                 f"in recall within {budget:,} tokens ({level} interval {interval}), and the interval of its "
-                f"difference from {', '.join(tied)} holds 0; more questions would narrow it.")
+                f"difference from {_some(tied)} holds 0; more questions would narrow it.")
     return (f"Recommended: {best.method}, recall {best.recall.estimate:.2f} within {budget:,} tokens, "
             f"{margin} ahead of {runner.method} ({level} interval {interval}).")
+
+
+def _some(names: list, shown: int = 3) -> str:
+    """The first few names, and how many more: a sentence stays readable beside a long table."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
 
 
 def _shown(value: float) -> str:
