@@ -85,13 +85,19 @@ def read_documents(folder: Path) -> Documents:
             texts[name] = read_page(path)
         except UnicodeDecodeError as error:
             data = path.read_bytes()
-            line = data[: error.start].count(b"\n") + 1
+            line = _line_number(data, error.start)
             problems.append(f"{name}: left out, byte 0x{data[error.start]:02x} on line {line} is not UTF-8; "
                             f"save the file as UTF-8")
         except OSError as error:
             problems.append(f"{name}: left out, it cannot be read ({error.strerror or error}); check that it is a "
                             f"readable file")
     return Documents(texts, problems)
+
+
+def _line_number(text, offset: int) -> int:
+    """The line (from 1) of `offset` in a text or its bytes, whatever its line ends: \\n, \\r\\n or a lone \\r."""
+    cr, lf, crlf = ("\r", "\n", "\r\n") if isinstance(text, str) else (b"\r", b"\n", b"\r\n")
+    return text.count(lf, 0, offset) + text.count(cr, 0, offset) - text.count(crlf, 0, offset) + 1
 
 
 def _document_paths(folder: Path) -> list:
@@ -159,7 +165,7 @@ def _question_of(number: int, line: str, texts: dict):
     if not places:
         return f"the answer is found nowhere {where}; quote it exactly (only whitespace may differ)"
     if len(places) > 1:
-        shown = ", ".join(f"{name} line {texts[name].count(chr(10), 0, start) + 1}" for name, start, _ in places)
+        shown = ", ".join(f"{name} line {_line_number(texts[name], start)}" for name, start, _ in places)
         return (f"the answer is found in several places {where} ({shown}); lengthen the quote"
                 + ("" if doc else ' or add a "doc" field'))
     name, start, end = places[0]
@@ -220,15 +226,13 @@ def _sized(name, chunk):
     return [Method(name, chunk=chunk)]
 
 
-def _retriever(name, module, title, embedder):
-    """rag10 or rag11: its own search, at the question's budget, with the run's title and embedder."""
+def _retriever(name, module, build, title, embedder):
+    """rag10 or rag11: its own search, at the question's budget, with the run's title and embedder;
+    `build` is the index it searches (built once, kept by the lab), for the count of its units."""
     def search(texts, questions, budget):
         return module.search(texts, questions, budget, title=title, embedder=embedder)
 
-    def units(texts):
-        index = module.build_index(texts, title, embedder) if hasattr(module, "build_index") else None
-        return len(index.units) if index is not None else len(module.build_hybrid(texts, title, embedder).units)
-    return [Method(name, search=search, units=units)]
+    return [Method(name, search=search, units=lambda texts: len(build(texts, title, embedder).units))]
 
 
 _COURSE = {  # lab -> its methods, in the order of the course
@@ -241,8 +245,8 @@ _COURSE = {  # lab -> its methods, in the order of the course
                  lambda t, s: m.with_table_rows(t, m.header_chunks(t, title, s, s // 8), s))),
     "rag9": lambda m, title, embedder: _sized("semantic (rag9)",
                                               lambda t, s: m.semantic_chunks(t, s, embedder=embedder)),
-    "rag10": lambda m, title, embedder: _retriever("small to big (rag10)", m, title, embedder),
-    "rag11": lambda m, title, embedder: _retriever("hybrid search (rag11)", m, title, embedder),
+    "rag10": lambda m, title, embedder: _retriever("small to big (rag10)", m, m.build_index, title, embedder),
+    "rag11": lambda m, title, embedder: _retriever("hybrid search (rag11)", m, m.build_hybrid, title, embedder),
 }
 
 

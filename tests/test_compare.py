@@ -205,3 +205,9 @@ def test_the_console_entry_point_is_declared():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["project"]["scripts"]["chunking-labs"] == "labkit.cli:main"
     assert "compare" in cli.SUBCOMMANDS
+
+
+def test_line_numbers_count_every_kind_of_line_end():
+    text = "one\r\ntwo\rthree\nfour"
+    assert [compare._line_number(text, text.index(word)) for word in ("one", "two", "three", "four")] == [1, 2, 3, 4]
+    assert compare._line_number(text.encode(), text.index("four")) == 4
