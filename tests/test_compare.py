@@ -43,7 +43,8 @@ QUESTIONS = [
 
 @pytest.fixture
 def docs(tmp_path):
-    """A folder of documents: front matter in a subfolder, CRLF with a BOM, lone CRs, and a file in Latin-1."""
+    """A folder of documents: front matter in a subfolder, CRLF with a BOM, lone CRs, a file in Latin-1
+    and a broken link."""
     folder = tmp_path / "docs"
     (folder / "guide").mkdir(parents=True)
     (folder / "guide" / "install.md").write_text(INSTALL, encoding="utf-8")
@@ -53,6 +54,7 @@ def docs(tmp_path):
     (folder / ".hidden").mkdir()
     (folder / ".hidden" / "skip.md").write_text("never read", encoding="utf-8")
     (folder / "image.png").write_bytes(b"\x89PNG")
+    (folder / "moved.md").symlink_to(folder / "gone.md")  # a link to a file since moved: cannot be read
     return folder
 
 
@@ -68,8 +70,10 @@ def test_documents_are_read_exactly_and_bad_files_named(docs):
     assert sorted(read.texts) == ["faq.md", "guide/install.md", "notes.txt"]
     assert read.texts["faq.md"] == FAQ  # the BOM and the CRLFs kept: offsets are the file's
     assert read.texts["notes.txt"] == OLD_MAC
-    [problem] = read.problems
-    assert problem.startswith("latin.md: left out") and "line 3 is not UTF-8; save the file as UTF-8" in problem
+    latin, moved = read.problems
+    assert latin.startswith("latin.md: left out") and "line 3 is not UTF-8; save the file as UTF-8" in latin
+    assert moved == ("moved.md: left out, it cannot be read (No such file or directory); "
+                     "check that it is a readable file")
 
 
 def test_quotes_are_located_allowing_whitespace_only(docs, questions):
