@@ -712,10 +712,10 @@ def chunk_only(settings: Settings, texts: dict, methods: list) -> int:
         rows.append([method.name, settings.size, len(tokens), f"{np.mean(tokens) if tokens else 0:.0f}",
                      f"{chunked.seconds:.2f}"])
     progress.close()
-    headers = ("method", "size", "chunks", "mean tokens", "seconds")
-    print("\n" + "  ".join(f"{h:>11}" if n else f"{h:<28}" for n, h in enumerate(headers)))
+    headers = ("method", "size", "chunks", "mean tokens", "wall seconds")
+    print("\n" + "  ".join(f"{h:>12}" if n else f"{h:<28}" for n, h in enumerate(headers)))
     for row in rows:
-        print("  ".join(f"{str(cell):>11}" if n else f"{cell:<28}" for n, cell in enumerate(row)))
+        print("  ".join(f"{str(cell):>12}" if n else f"{cell:<28}" for n, cell in enumerate(row)))
     write_csv(settings.out / "chunking.csv", headers, rows)
     print(f"\nWritten: {settings.out / 'chunking.csv'}")
     return 0
