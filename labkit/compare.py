@@ -649,6 +649,9 @@ def settings_of(arguments: argparse.Namespace) -> Settings:
     if questions is not None and not questions.is_file():
         raise SystemExit(f"compare: --questions {questions} is not a file; give a JSON-lines file of questions")
     labs = Path(arguments.labs) if arguments.labs else SOLUTIONS
+    if not arguments.labs and not labs.is_dir():
+        raise SystemExit("compare: this copy of the course has no reference solutions; give your own finished labs "
+                         "with --labs DIR")
     if not labs.is_dir():
         raise SystemExit(f"compare: --labs {labs} is not a folder; give the folder of your rag4-...py to rag11-...py")
     try:
@@ -723,7 +726,9 @@ def chunk_only(settings: Settings, texts: dict, methods: list) -> int:
 
 def compare(settings: Settings, texts: dict, questions: list, methods: list) -> int:
     """Chunk, embed, score and print the table; write it as CSV and Markdown, and the plot as PNG."""
-    rag8 = load_lab("rag8", SOLUTIONS)  # the reference metrics, whoever wrote the chunkers: an independent ruler
+    # The reference metrics, whoever wrote the chunkers: an independent ruler. A handout has no
+    # solutions/: its learner's own rag8 measures then.
+    rag8 = load_lab("rag8", SOLUTIONS if SOLUTIONS.is_dir() else settings.labs)
     cache = EmbeddingCache(settings.cache, settings.embedder)
     chunked = chunk_every_size([m for m in methods if m.chunk], texts, settings.sizes)
     cache.embed_missing([chunk.embedding_text for result in chunked.values() for _, chunk in result.chunks],
