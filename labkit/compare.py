@@ -222,7 +222,8 @@ def course_methods(labs: Path, title: str, embedder: str, problems: list) -> lis
 
 
 def _sized(name, chunk):
-    """A chunker at a size, overlap an eighth of it (as rag8 chunks)."""
+    """A chunker, `chunk(text, size)`; the windows and seams below overlap by an eighth of the size, as
+    rag8 chunks (rag9's semantic cuts have no overlap)."""
     return [Method(name, chunk=chunk)]
 
 
@@ -254,7 +255,7 @@ def peer_methods(title: str) -> list:
     """The benchmark's peers that are installed, as the benchmark runs them (benchmarks/chunkers.py).
 
     None when no peer library is installed or the benchmark is not beside the package (an
-    installed course): the course's own methods are compared then.
+    installed course, a handout): the course's own methods are compared then.
     """
     import importlib.util
 
