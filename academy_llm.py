@@ -38,7 +38,7 @@ __all__ = [  # what a lab or a test may import from here
     "is_clean_cut", "Chunk", "make_chunk", "check_text_and_window", "check_exact_slices",
     "check_in_order", "find_lost_text", "check_lossless", "check_budget", "check_chunking",
     "EMBEDDERS", "embedder_name", "describe_embedder", "embed", "embed_cost", "cosine", "top_k", "top_k_each",
-    "corpus_pages", "corpus_questions",
+    "read_page", "corpus_pages", "corpus_questions",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -462,13 +462,20 @@ def top_k_each(query_vectors, matrix, k: int) -> list[list[tuple[int, float]]]:
 # --------------------------------------------------------------------------
 
 
+def read_page(path) -> str:
+    """A page's exact text: UTF-8, its line ends (\\r\\n, \\r) and any byte order mark kept.
+
+    Nothing is translated, so a span [start, end) of the text is a span of the file's
+    characters, and the chunkers see the page as its author saved it (rag6 reads front
+    matter, any line ends and a byte order mark). Bytes that are not UTF-8 raise
+    UnicodeDecodeError, whose `start` is the offending byte's offset in the file.
+    """
+    return Path(path).read_bytes().decode("utf-8")
+
+
 def corpus_pages() -> dict[str, str]:
-    """{doc_id: exact text} of every page in datasets/orbit-docs (line endings kept)."""
-    pages = {}
-    for path in sorted((DATASETS / "orbit-docs").glob("*.md")):
-        with open(path, encoding="utf-8", newline="") as file:
-            pages[path.stem] = file.read()
-    return pages
+    """{doc_id: exact text} of every page in datasets/orbit-docs (read_page: line endings kept)."""
+    return {path.stem: read_page(path) for path in sorted((DATASETS / "orbit-docs").glob("*.md"))}
 
 
 def corpus_questions(split: str | None = None) -> list[dict]:

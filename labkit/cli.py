@@ -1,0 +1,33 @@
+"""chunking-labs: the course's command (pyproject.toml's [project.scripts]), one subcommand per task.
+
+    chunking-labs compare DOCS --questions QUESTIONS    the course's harness on your own documents
+
+Each subcommand lives in its own module, which gives its options (`add_arguments`) and runs
+them (`settings_of`, `run`); this file only names them, so a new task is one more entry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from labkit import compare
+
+SUBCOMMANDS = {  # name -> (module, one line of help)
+    "compare": (compare, "which chunking finds the answers in your own documents, with intervals"),
+}
+
+
+def main(argv=None) -> int:
+    """Parse `chunking-labs SUBCOMMAND ...` and run the subcommand."""
+    parser = argparse.ArgumentParser(prog="chunking-labs", description="Chunking Labs, the course's command.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")
+    for name, (module, summary) in SUBCOMMANDS.items():
+        module.add_arguments(commands.add_parser(name, help=summary, description=summary))
+    arguments = parser.parse_args(argv)
+    module = SUBCOMMANDS[arguments.command][0]
+    return module.run(module.settings_of(arguments))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
