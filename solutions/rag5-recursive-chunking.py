@@ -245,13 +245,22 @@ def recursive_chunks(text, max_tokens, overlap=0):
     # hint 2: from the index: nearly all fit and become chunks; the rare one over budget goes to
     # hint 2: the given fit_over_budget, which needs where that chunk started before the overlap
     # hint 2: was added.
-    # hint 3: check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"); "" gives
-    # hint 3: []. index = TokenIndex(text); budget = packing_budget(max_tokens, overlap, index) leaves
-    # hint 3: room for the overlap; spans = split_at_seams(...); packed = pack(spans,
-    # hint 3: index.estimates(spans), budget); overlapped = add_overlap(...). index.counts(overlapped)
-    # hint 3: counts all the overlapped chunks at once (index.count(start, end) counts one);
-    # hint 3: make_chunk(text, start, end, n_tokens) each that fits, and fit_over_budget() the rare
-    # hint 3: one that does not.
+    # hint 3: check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
+    # hint 3: if not text:
+    # hint 3:     return []
+    # hint 3: index = TokenIndex(text)
+    # hint 3: budget = packing_budget(max_tokens, overlap, index)  # leaves room for the overlap
+    # hint 3: spans = split_at_seams(text, 0, len(text), budget, index)
+    # hint 3: packed = pack(spans, index.estimates(spans), budget)
+    # hint 3: overlapped = add_overlap(text, packed, overlap, index)
+    # hint 3: counts = index.counts(overlapped)  # all at once; index.count(start, end) counts one
+    # hint 3: chunks = []
+    # hint 3: for (start, end), (packed_start, _), n_tokens in zip(overlapped, packed, counts):
+    # hint 3:     if n_tokens <= max_tokens:
+    # hint 3:         chunks.append(make_chunk(text, start, end, n_tokens, kind="recursive"))
+    # hint 3:     else:  # the rare chunk the overlap took over budget
+    # hint 3:         chunks += fit_over_budget(text, start, packed_start, end, max_tokens, index)
+    # hint 3: return chunks
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if not text:
         return []
