@@ -86,16 +86,20 @@ def function_hint(lab: dict, request: HintRequest) -> str:
 
 
 def format_hint(levels: dict, function: str, level: int, by_name: bool = False) -> str:
-    """Hint `level` of a TODO (its last, if it has fewer), wrapped, and how to ask for the next.
+    """Hint `level` of a TODO (its last, if it has fewer), wrapped (code: line by line, as
+    written), and how to ask for the next.
 
     `levels` is {1: text, 2: text, ...}; `by_name` says the request named the
     function, so the next one does too.
     """
     level = min(level, len(levels))
-    text = textwrap.fill(
-        levels[level], 88, initial_indent="  ", subsequent_indent="  ",
-        break_long_words=False, break_on_hyphens=False,  # a name stays whole, as typed
-    )
+    if "\n" in levels[level]:  # code (tools/make_labs.py keeps its lines): shown as written
+        text = textwrap.indent(levels[level], "  ")
+    else:
+        text = textwrap.fill(
+            levels[level], 88, initial_indent="  ", subsequent_indent="  ",
+            break_long_words=False, break_on_hyphens=False,  # a name stays whole, as typed
+        )
     hint = f"Hint {level} of {len(levels)} for {function}():\n{text}"
     if level < len(levels):
         hint += f"\n  Still stuck? {how_to_ask(level + 1, function if by_name else '')}"

@@ -14,8 +14,11 @@
 # - **overlap**: how much neighbouring chunks share. Without it, a fact that
 #   sits on a boundary is cut in two and no chunk holds it whole.
 #
-# You write two functions, `word_windows` and `token_windows`. The lab ends by
-# checking three invariants and exits non-zero if one fails.
+# You write two functions, `word_windows` and `token_windows`. The lab ends
+# with its invariants, and exits non-zero if one fails: both kinds of window
+# lose nothing and are exact slices, on the handbook and on tricky texts; the
+# top result holds a buried fact; overlap keeps a fact on a boundary whole; and
+# the lab's public grading tests pass.
 #
 # Run it with `python labs/rag4-chunking.py`.
 

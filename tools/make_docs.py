@@ -34,6 +34,7 @@ its own runs of the labs, with the functions here.
 import argparse
 import hashlib
 import importlib.util
+import json
 import re
 import shutil
 import sys
@@ -203,12 +204,38 @@ def fill_in(stdout: str) -> str:
     return printed_todo(stdout)[1].strip().split(", then")[0]
 
 
+def notebook_fill_in(stdout: str) -> str:
+    """'word_windows() in cell In[2], line 12': where rag4's student notebook, run top to bottom
+    in a fresh kernel, says to write, found from where its script says to (rag4-chunking.py:59).
+
+    The cell is the notebook's code cell that defines the function, numbered as a fresh kernel
+    numbers the cells it runs (each code cell once, in order, from 1); the line is the script's,
+    counted from that cell's first line. tests/test_notebooks.py checks it against a real run.
+    """
+    where = re.search(r"-> fill in (rag\d+-[\w-]+)\.py:(\d+) in (\w+)\(\)", printed_todo(stdout)[1])
+    if not where:
+        raise DocsError("the stub's '-> fill in' line names no script line and function")
+    script, line, function = where.group(1), int(where.group(2)), where.group(3)
+    notebook = json.loads((ROOT / "notebooks" / "labs" / f"{script}.ipynb").read_text(encoding="utf-8"))
+    code = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    definition = f"def {function}("
+    number = next((n for n, cell in enumerate(code, 1) if definition in "".join(cell["source"])), None)
+    if number is None:
+        raise DocsError(f"notebooks/labs/{script}.ipynb has no code cell that defines {function}()")
+    cell_lines = "".join(code[number - 1]["source"]).splitlines()
+    script_lines = (ROOT / "labs" / f"{script}.py").read_text(encoding="utf-8").splitlines()
+    in_cell = next(i for i, text in enumerate(cell_lines) if text.startswith(definition))
+    in_script = next(i for i, text in enumerate(script_lines) if text.startswith(definition))
+    return f"{function}() in cell In[{number}], line {line - in_script + in_cell}"
+
+
 # Rows of the three Markdown strategies, each name whole (numbers follow it).
 MARKDOWN_ROWS = r"\s+(markdown|markdown \+ header|header \+ table rows)\s+\d"
 QUOTES = (
     # Where rag4's stub stops: on the README, and where to write on the handout's.
     Quote("rag4-stub", "first-todo", first_todo),
     Quote("rag4-stub", "fill-in", fill_in, inline=True),
+    Quote("rag4-stub", "notebook-fill-in", notebook_fill_in, inline=True),  # the same, in its notebook
     # The label of chunk 2, and the mark where the view stops, in rag5's step 4.
     Quote("rag5", "chunk-label", printed_mark(r"\{#2 \[[^{}]*\}"), inline=True),
     Quote("rag5", "view-stop", printed_mark(r"\{/#\d+ · [^{}]*\}"), inline=True),

@@ -12,6 +12,17 @@ writes is an answer region, led by its hints in up to three levels:
 
 A hint line is `# hint N: text`, N its level. A level may take several
 lines, each with the same prefix; they are joined by spaces into one text.
+A level written as code keeps its lines and their indentation instead: a level
+is code when its lines, less the one space after the colon and dedented, are
+a function body, Python that parses and returns at its top level
+(is_code_hint). tests/test_hints.py runs each hint 3 that is code in place of
+its function's answer, on that function's public grading tests:
+
+        # hint 3: scores = {}
+        # hint 3: for item in ranking:
+        # hint 3:     scores[item] = ...
+        # hint 3: return sorted(scores, key=...)
+
 Level 1 is required; the levels come in order (1, then 2, then 3), each once.
 
 In labs/ the region becomes a stub that shows level 1 only, as a TODO comment
@@ -36,6 +47,7 @@ Usage:
     python tools/make_labs.py --check  # exit 1 if labs/ is not what solutions/ gives
 """
 
+import ast
 import json
 import re
 import sys
@@ -98,7 +110,7 @@ def read_hints(lines: list[str], index: int) -> tuple[list[str], int]:
         where = f"line {index + 1}"
         if not match or int(match.group(1)) not in LEVELS:
             raise RegionError(f"{where}: a hint line is '# hint N: text', N 1, 2 or 3: {line!r}")
-        level, text = int(match.group(1)), match.group(2).strip()
+        level, text = int(match.group(1)), match.group(2).removeprefix(" ").rstrip()
         if level == len(levels) + 1:
             levels.append([])
         elif level != len(levels):
@@ -111,10 +123,28 @@ def read_hints(lines: list[str], index: int) -> tuple[list[str], int]:
         index += 1
     if not levels:
         raise RegionError(f"line {index}: a region needs '# hint 1: ...' lines after {BEGIN}")
-    hints = [" ".join(part for part in level if part) for level in levels]
+    hints = [hint_text(level) for level in levels]
     if not all(hints):
         raise RegionError(f"line {index}: hint {hints.index('') + 1} is empty")
     return hints, index
+
+
+def is_code_hint(text: str) -> bool:
+    """True if `text` (a hint level's lines) is a function body: Python that parses and has a
+    `return` at its top level. Prose never parses as such; a level that does is code."""
+    try:
+        body = ast.parse(text).body
+    except SyntaxError:
+        return False
+    return any(isinstance(statement, ast.Return) for statement in body)
+
+
+def hint_text(lines: list[str]) -> str:
+    """One hint level's text: its lines as they are if they are code, else joined by spaces."""
+    code = textwrap.dedent("\n".join(lines)).strip("\n")
+    if is_code_hint(code):
+        return code
+    return " ".join(line.strip() for line in lines if line.strip())
 
 
 def wrap(text: str, width: int) -> list[str]:

@@ -119,6 +119,8 @@ __pycache__/
 .venv/
 # plots a lab saves in the folder it runs from
 rag*.png
+# a notebook run by jupyter nbconvert --to notebook --execute, written beside it
+*.nbconvert.ipynb
 """
 
 GIT = ("-c", "user.name=Chunking Labs", "-c", "user.email=chunking-labs@example.invalid",
