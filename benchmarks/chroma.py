@@ -35,7 +35,7 @@ from academy_llm import embed, top_k
 from labkit import load_lab
 
 from chunkers import HYBRID, RETRIEVERS, SMALL_TO_BIG, SOLUTIONS, Scored, chunk_document, taking_part
-from tables import print_wrong_starts, table
+from tables import NOT_SHOWN, bootstrap_mean, paired_difference, print_wrong_starts, signed_points, table
 
 rag8 = load_lab("rag8", SOLUTIONS)  # within_budget and the budget itself, as the lab defines them
 DEFAULT_FOLDER = Path(__file__).resolve().parent.parent.parent / "shared" / "benchmarks" / "chroma"
@@ -110,6 +110,12 @@ class ChromaScore(Scored):
     precision: float = 0.0
     iou: float = 0.0
     budget_recall: float = 0.0  # recall over the hits that fit in rag8.TOKEN_BUDGET tokens
+    each_budget: tuple = ()  # each question's recall within the budget (0 to 1), for intervals
+
+    def budget_interval(self) -> str:
+        """Recall within the budget, in percent, with its 95% interval: '73.2 [69.4, 76.9]'."""
+        interval = bootstrap_mean(self.each_budget)
+        return f"{self.budget_recall:.1f} [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
 
 
 def score(contender, size, overlap, embedder, corpora, questions):
@@ -142,13 +148,14 @@ def score_retriever(retriever, embedder, corpora, questions):
 
 def mean_scores(questions, found):
     """(recall, precision, IoU) of each question's top K hits and its recall within the token budget, in
-    percent, averaged over the questions; `found` holds each one's (hits best first, those within the budget)."""
-    totals = [0.0] * 4
+    percent, averaged over the questions, then each question's recall within the budget (0 to 1); `found`
+    holds each one's (hits best first, those within the budget)."""
+    totals, each = [0.0] * 4, []
     for question, (hits, affordable) in zip(questions, found):
         top = chroma_scores(hits[:K], question["corpus_id"], question["references"])
-        budget = chroma_scores(affordable, question["corpus_id"], question["references"])[0]
-        totals = [total + value for total, value in zip(totals, top + (budget,))]
-    return tuple(100 * total / len(questions) for total in totals)
+        each.append(chroma_scores(affordable, question["corpus_id"], question["references"])[0])
+        totals = [total + value for total, value in zip(totals, top + (each[-1],))]
+    return tuple(100 * total / len(questions) for total in totals) + (tuple(each),)
 
 
 def run(embedder, folder, sizes=SIZES):
@@ -165,9 +172,9 @@ def run(embedder, folder, sizes=SIZES):
         for overlap in (0, size // 8):
             config = [score(c, size, overlap, embedder, corpora, questions) for c in taking_part(overlap)]
             print(f"\n#### {size} tokens, overlap {overlap}\n")
-            print(table(["chunker", "chunks", "tokens", "recall", "precision", "IoU", "R@1kt"], [
+            print(table(["chunker", "chunks", "tokens", "recall", "precision", "IoU", "R@1kt [95% interval]"], [
                 [r.contender.name, r.chunks, f"{r.tokens:.0f}", f"{r.recall:.1f}", f"{r.precision:.1f}",
-                 f"{r.iou:.1f}", f"{r.budget_recall:.1f}"] for r in config + retrievers]))
+                 f"{r.iou:.1f}", r.budget_interval()] for r in config + retrievers]))
             for r in retrievers:
                 print(r.contender.note(r.chunks, r.tokens, "sentences, short paragraphs, items")
                       + " recall, precision and IoU over the first 5 spans it hands over)")
@@ -178,17 +185,22 @@ def run(embedder, folder, sizes=SIZES):
 
 
 def print_budget_targets(results, retrievers):
-    """The course's best chunker and each retriever against the best peer, by recall within the token budget."""
+    """The course's best chunker and each retriever against the best peer, by recall within the token budget;
+    a difference counts where its 95% interval (paired over the questions) leaves 0 out."""
     best = {}
     for course in (True, False):
         best[course] = max((r for r in results if r.contender.course == course), key=lambda r: r.budget_recall)
     ours, theirs = best[True], best[False]
-    verdict = "met" if ours.budget_recall > theirs.budget_recall else "NOT met"
-    print(f"\nTargets at {rag8.TOKEN_BUDGET:,} retrieved tokens:")
-    print(f"- the course's best chunker beats the best peer: {verdict}: "
-          f"{ours.contender.name} {ours.size}/{ours.overlap} {ours.budget_recall:.1f} against "
-          f"{theirs.contender.name} {theirs.size}/{theirs.overlap} {theirs.budget_recall:.1f}")
+    gap = paired_difference(theirs.each_budget, ours.each_budget)
+    print(f"\nTargets at {rag8.TOKEN_BUDGET:,} retrieved tokens (a difference counts where its 95% interval, "
+          "paired over the questions, leaves 0 out):")
+    print(f"- the course's best chunker beats the best peer: {'met' if gap.low > 0 else 'NOT met'}: "
+          f"{ours.contender.name} {ours.size}/{ours.overlap} {ours.budget_interval()} against "
+          f"{theirs.contender.name} {theirs.size}/{theirs.overlap} {theirs.budget_interval()}, "
+          f"{signed_points(gap)} points" + ("" if gap.shown else f": {NOT_SHOWN}"))
     for r in retrievers:
         target = TARGETS[r.contender.name]
-        print(f"- {r.contender.name} at least {target:.0f}: {'met' if r.budget_recall >= target else 'NOT met'}: "
-              f"{r.budget_recall:.1f} ({r.budget_recall - theirs.budget_recall:+.1f} points on the best peer)")
+        gap = paired_difference(theirs.each_budget, r.each_budget)
+        print(f"- {r.contender.name} at least {target:.0f}: {'met' if r.budget_recall >= target else 'NOT met'} "
+              f"by the mean: {r.budget_interval()} ({signed_points(gap)} points on the best peer"
+              + (")" if gap.shown else f", {NOT_SHOWN})"))

@@ -1,4 +1,12 @@
-"""Printing results: Markdown tables (readable in a terminal, pasted into the README as they are) and notes."""
+"""Printing results: Markdown tables (readable in a terminal, pasted into the README as they are) and notes.
+
+Every recall is a mean over questions, so it is printed with its 95% interval
+(labkit.uncertainty, a bootstrap over the questions), and every difference
+with the paired interval of the same questions: a difference is claimed only
+where that interval leaves 0 out.
+"""
+
+from labkit.uncertainty import NOT_SHOWN, Interval, bootstrap_mean, paired_difference  # noqa: F401 (for the tables)
 
 
 def table(headers, rows):
@@ -24,6 +32,24 @@ def looks_numeric(cell):
 def signed(points):
     """A difference in points, with its sign: +3.4, -1.0, +0.0."""
     return f"{points:+.1f}"
+
+
+def in_points(interval: Interval) -> str:
+    """A recall (0 to 1) with its interval, in percent: '73.7 [65.5, 81.0]'."""
+    return f"{100 * interval.mean:.1f} [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
+
+
+def signed_points(interval: Interval) -> str:
+    """A difference (0 to 1) with its interval, in points: '+8.7 [+2.1, +15.3]'."""
+    return f"{100 * interval.mean:+.1f} [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
+
+
+def shown_kinds(differences: dict) -> str:
+    """Which kinds a set of differences ({kind: Interval}) shows, and which way: 'more: table, code; less: prose'."""
+    more = [kind for kind, d in differences.items() if d.shown and d.low > 0]
+    less = [kind for kind, d in differences.items() if d.shown and d.high < 0]
+    parts = ([f"more: {', '.join(more)}"] if more else []) + ([f"less: {', '.join(less)}"] if less else [])
+    return "; ".join(parts) or "none shown"
 
 
 def print_wrong_starts(results):

@@ -1038,13 +1038,20 @@ def regions_to_keep_whole(text):
     fences, tables and indented code, with any line ends, which is what the
     lab's pages hold; the tricky documents name their nested ones.
     """
+    found = regions_by_kind(text)
+    return sorted(found["code"] + found["table"])
+
+
+def regions_by_kind(text):
+    """{"code": [(start, end)], "table": [(start, end)]}: what regions_to_keep_whole finds, by kind
+    (fenced and indented code, tables), for reports that count each kind apart."""
     text = text.replace("\r\n", " \n").replace("\r", "\n")  # LF ends, every character in place
     fences = [m.span() for m in FENCE_BLOCK.finditer(text)]
     tables = []
     for match in TABLE_BLOCK.finditer(text):
         if not any(start <= match.start() < end for start, end in fences):
             tables.append(match.span())
-    return sorted(fences + tables + indented_code_spans(text, fences + tables))
+    return {"code": sorted(fences + indented_code_spans(text, fences + tables)), "table": tables}
 
 
 def indented_code_spans(text, skipped):

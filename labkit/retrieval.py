@@ -1,17 +1,27 @@
-"""The retrieval a chunking lab ends its demo with: which chunker finds the answers, by kind of question.
+"""The retrieval a chunking lab ends its demo with: which chunker finds the answers, by kind of question,
+and how sure that is.
 
 Each chunker cuts every page of the Orbit docs; the chunks are embedded once,
 every test question is ranked against them in one matrix product, and a
 question scores the share of its answer spans that one of its top k chunks
 holds whole (rag8 calls this recall@k and builds it). A chunk holding half an
 answer cannot answer, which is where one boundary beats another.
+
+A mean over a hundred questions moves by a hundredth for each question, so
+every recall is printed with its 95% interval (a bootstrap over the questions,
+labkit.uncertainty), and every difference with the paired interval of the
+same questions: where that interval holds 0, the lab says the data does not
+show a difference, whatever the means say.
 """
 
 from __future__ import annotations
 
+import textwrap
+from dataclasses import dataclass
 from typing import Callable
 
 from academy_llm import corpus_pages, corpus_questions, embed, top_k_each
+from labkit.uncertainty import NOT_SHOWN, Interval, bootstrap_mean, claim, paired_difference
 
 KINDS = ("prose", "identifier", "table", "code", "multi_section")
 
@@ -21,34 +31,94 @@ def gold_spans(question: dict) -> list[tuple]:
     return [(question["doc_id"], span["start"], span["end"]) for span in [question] + question.get("extra_spans", [])]
 
 
-def recall_by_kind(chunker: Callable, k: int = 5, split: str = "test") -> dict[str, float]:
-    """{kind: mean recall@k, ..., "all": ...} of `chunker(text)` over the corpus's `split` questions."""
+@dataclass(frozen=True)
+class Recall:
+    """One chunker's recall@k on each question, kept per question so that two chunkers can be
+    compared question by question (paired), not only by their means.
+
+    kinds: each question's kind, in the split's order; scores: its recall@k (the share of its
+    answer spans held whole by one of the top k); read: the tokens of its top k chunks, what a
+    reader of those chunks reads.
+    """
+
+    k: int
+    kinds: tuple[str, ...]
+    scores: tuple[float, ...]
+    read: tuple[int, ...]
+
+    def of(self, kind: str = "all", values: str = "scores") -> list:
+        """The per-question `values` ("scores" or "read") of one kind of question, or of "all"."""
+        return [value for own, value in zip(self.kinds, getattr(self, values)) if kind in (own, "all")]
+
+    def mean(self, kind: str = "all") -> float:
+        scores = self.of(kind)
+        return sum(scores) / len(scores)
+
+    def interval(self, kind: str = "all") -> Interval:
+        """The mean recall of `kind` with its 95% bootstrap interval over those questions."""
+        return bootstrap_mean(self.of(kind))
+
+    def by_kind(self) -> dict[str, float]:
+        """{kind: mean recall@k, ..., "all": ...}, the kinds this split has."""
+        return {kind: self.mean(kind) for kind in KINDS + ("all",) if self.of(kind)}
+
+
+def recall_by_kind(chunker: Callable, k: int = 5, split: str = "test") -> Recall:
+    """`chunker(text)`'s recall@k on each of the corpus's `split` questions (a Recall: per-question scores)."""
     pages = corpus_pages()
     chunks = [(page, chunk) for page, text in pages.items() for chunk in chunker(text)]
     questions = corpus_questions(split)
     ranked = top_k_each(embed([q["question"] for q in questions]), embed([c.embedding_text for _, c in chunks]), k)
-    scores: dict[str, list[float]] = {}
+    scores, read = [], []
     for question, top in zip(questions, ranked):
         spans = gold_spans(question)
         held = sum(any(chunks[row][0] == page and chunks[row][1].start <= start and end <= chunks[row][1].end
                        for row, _ in top) for page, start, end in spans)
-        for kind in (question["kind"], "all"):
-            scores.setdefault(kind, []).append(held / len(spans))
-    return {kind: sum(values) / len(values) for kind, values in scores.items()}
+        scores.append(held / len(spans))
+        read.append(sum(chunks[row][1].n_tokens for row, _ in top))
+    return Recall(k, tuple(q["kind"] for q in questions), tuple(scores), tuple(read))
 
 
-def compare_retrieval(step: int, chunkers: dict, ours: str, k: int = 5) -> dict[str, dict[str, float]]:
-    """Print recall@k by kind of question for each of `chunkers` ({name: chunker(text)}), and
-    where `ours` (one of them) does better and worse than the others; returns the scores."""
-    scores = {name: recall_by_kind(chunker, k) for name, chunker in chunkers.items()}
-    kinds = [kind for kind in KINDS if kind in scores[ours]] + ["all"]
+def compare_retrieval(step: int, chunkers: dict, ours: str, k: int = 5) -> dict[str, Recall]:
+    """Print recall@k by kind of question for each of `chunkers` ({name: chunker(text)}), with
+    intervals; then `ours` (one of them) minus each other, question by question, with paired
+    intervals, and the sentences those intervals support. Returns {name: Recall}."""
+    results = {name: recall_by_kind(chunker, k) for name, chunker in chunkers.items()}
+    others = [name for name in results if name != ours]
+    kinds = list(results[ours].by_kind())
+    labels = {kind: f"{kind} ({len(results[ours].of(kind))})" for kind in kinds}
+    width = max(map(len, labels.values())) + 2
     print(f"\n{step}. Retrieval over the corpus: recall@{k} by kind of question (share of the answer held whole)")
-    print(f"   {'chunker':<15}" + "".join(f"{kind[:13]:>14}" for kind in kinds))
-    for name, score in scores.items():
-        print(f"   {name:<15}" + "".join(f"{score[kind]:>14.2f}" for kind in kinds))
-    others = [name for name in scores if name != ours]
-    shown = {name: {kind: round(score[kind], 2) for kind in kinds} for name, score in scores.items()}  # as printed
-    wins = [kind for kind in kinds if all(shown[ours][kind] > shown[other][kind] for other in others)]
-    losses = [kind for kind in kinds if any(shown[ours][kind] < shown[other][kind] for other in others)]
-    print(f"   {ours} finds more on: {', '.join(wins) or 'no kind'}; less on: {', '.join(losses) or 'no kind'}")
-    return scores
+    print(f"   {len(results[ours].scores)} test questions; [low, high]: a 95% interval, from a bootstrap "
+          "over the questions")
+    columns = [max(20, len(name) + 2) for name in results]
+    print(f"   {'kind (questions)':<{width}}" + "".join(f"{name:>{w}}" for name, w in zip(results, columns)))
+    for kind in kinds:
+        print(f"   {labels[kind]:<{width}}"
+              + "".join(f"{r.interval(kind).plain():>{w}}" for r, w in zip(results.values(), columns)))
+    for other in others:
+        differences = {kind: paired_difference(results[other].of(kind), results[ours].of(kind)) for kind in kinds}
+        print(f"\n   {ours} minus {other}, question by question (a paired bootstrap)")
+        print(f"   {'kind (questions)':<{width}}{'difference':>22}  what it shows")
+        for kind in kinds:
+            print(f"   {labels[kind]:<{width}}{str(differences[kind]):>22}  {differences[kind].verdict()}")
+        print_claims(results, differences, ours, other, kinds)
+    return results
+
+
+def say(sentence: str):
+    """Print a generated sentence, wrapped under the table it reads."""
+    print(textwrap.fill(sentence, width=100, initial_indent="   ", subsequent_indent="   "))
+
+
+def print_claims(results: dict[str, Recall], differences: dict[str, Interval], ours: str, other: str, kinds: list):
+    """The sentences the intervals support: overall, by kind, and what reading the top k costs."""
+    say(f"Overall, {claim(differences['all'], ours, other, 'recall')}.")
+    shown = [f"{differences[kind].verdict()} on {kind} questions" for kind in kinds[:-1] if differences[kind].shown]
+    say(f"By kind, it finds {', '.join(shown)}; on the other kinds a difference is {NOT_SHOWN}." if shown
+        else f"By kind, a difference is {NOT_SHOWN} on any kind.")
+    read = paired_difference(results[other].of(values="read"), results[ours].of(values="read"))
+    mine, theirs = (sum(results[name].read) / len(results[name].read) for name in (ours, other))
+    say(f"Reading cost: its top {results[ours].k} chunks hold {mine:.0f} tokens a question against {theirs:.0f}, "
+        f"a difference of {read.mean:+.0f} [{read.low:+.0f}, {read.high:+.0f}]: "
+        + (f"{read.verdict('more', 'fewer')} tokens to read" if read.shown else NOT_SHOWN) + ".")

@@ -19,6 +19,7 @@ import numpy as np
 
 RESAMPLES = 2000
 LEVEL = 0.95
+NOT_SHOWN = "not shown by this data"  # what a difference whose interval holds 0 may claim
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,12 @@ class Interval:
         """The interval of a score (no sign): "0.88 [0.85, 0.91]"."""
         return f"{self.mean:.2f} [{self.low:.2f}, {self.high:.2f}]"
 
+    def verdict(self, more: str = "more", less: str = "less") -> str:
+        """What a difference's interval shows, in a word: `more`, `less`, or that it shows nothing."""
+        if not self.shown:
+            return NOT_SHOWN
+        return more if self.low > 0 else less
+
 
 def bootstrap_mean(values, *, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0) -> Interval:
     """The mean of `values` with its percentile bootstrap interval: `resamples` draws of len(values)
@@ -54,6 +61,8 @@ def bootstrap_mean(values, *, resamples: int = RESAMPLES, level: float = LEVEL, 
     scores = np.asarray(values, dtype=float)
     if scores.ndim != 1 or len(scores) == 0:
         raise ValueError("bootstrap_mean needs a non-empty list of per-question scores")
+    if not 0 < level < 1 or resamples < 1:
+        raise ValueError(f"level must be between 0 and 1 and resamples at least 1, not {level} and {resamples}")
     draws = np.random.default_rng(seed).integers(0, len(scores), size=(resamples, len(scores)))
     means = scores[draws].mean(axis=1)
     low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
@@ -70,9 +79,10 @@ def paired_difference(a, b, *, resamples: int = RESAMPLES, level: float = LEVEL,
 
 
 def claim(difference: Interval, ours: str, other: str, what: str = "recall") -> str:
-    """The sentence `difference` (ours minus other) supports, and no more."""
+    """The sentence `difference` (ours minus other) supports, and no more. The direction is read
+    from the interval, not the mean: a difference is shown only when the whole interval has one sign."""
     if not difference.shown:
         return (f"{ours} against {other}: {difference} {what}, an interval that holds 0: "
-                f"a difference is not shown by this data")
-    word = "more" if difference.mean > 0 else "less"
-    return f"{ours} finds {word} than {other}: {difference} {what}, an interval that leaves 0 out"
+                f"a difference is {NOT_SHOWN}")
+    return (f"{ours} finds {difference.verdict()} than {other}: {difference} {what}, "
+            f"an interval that leaves 0 out")

@@ -37,6 +37,7 @@ from labkit import (
     WIDE_PIECE_SETTINGS, WIDE_PIECE_TEXTS, Case, Invariants, answer_span, load_lab, returns, run_lab, tricky_cases,
     view_chunks,
 )
+from labkit.boundaries import compare_boundaries  # given: words, code and tables cut, counted apart
 from labkit.retrieval import compare_retrieval  # given: recall@5 by kind of question over the corpus
 from labkit import markdown_chunking as given  # given: sections, pieces, overlap, the report
 from labkit.markdown import (  # given: reading Markdown (see its docstring)
@@ -316,6 +317,16 @@ def section_chunks(text, section, max_tokens, overlap, index, regions):
 # beside your run, or inline in a notebook). `view_chunks` then shows chunks on
 # the page, each with its heading path: see the table kept whole, oversize.
 #
+# Does structure find more answers than rag5's seams? Step 7 asks every test
+# question of the corpus, by kind, and prints each recall with its 95%
+# interval and the difference question by question; where the interval holds
+# 0, the data does not show one, and the lab says so. A table kept whole is
+# embedded as one vector for all its rows, so table questions are the ones to
+# watch (rag7 gives each chunk a header, and tables a chunk per row). Step 8
+# counts, with code of its own, what each chunker does to the text: code
+# blocks and tables that no chunk holds whole, chunks that end inside a word.
+# The lab's last lines say, from this run, what Markdown chunking gains.
+#
 # ## 6. Tricky Markdown
 #
 # The page uses a few of Markdown's forms. The lab ends by chunking small
@@ -386,10 +397,11 @@ def main():
     for name, chunker in chunkers.items():
         ranked = given.rank_of_answer(chunker(page, MAX_TOKENS, OVERLAP), QUESTION, answer_start, answer_end)
         print(f"   {name:<10} rank of the first chunk holding the whole answer: {ranked}")
-    # Every test question of the corpus, by kind. A big table kept whole embeds as one blurred
-    # vector, so tables are where Markdown chunks lose: rag7's header and table rows answer that.
-    compare_retrieval(7, {name: lambda text, chunker=chunker: chunker(text, MAX_TOKENS, OVERLAP)
-                          for name, chunker in reversed(chunkers.items())}, "markdown")
+    # Every test question of the corpus, by kind, with intervals; then what each does to the text.
+    corpus_chunkers = {name: lambda text, chunker=chunker: chunker(text, MAX_TOKENS, OVERLAP)
+                       for name, chunker in reversed(chunkers.items())}
+    recalls = compare_retrieval(7, corpus_chunkers, "markdown")
+    compare_boundaries(8, corpus_chunkers, "markdown", MAX_TOKENS, recalls)
     vectors = embed([chunk.embedding_text for chunk in chunks])
     top = chunks[top_k(embed([QUESTION])[0], vectors, 1)[0][0]]
 

@@ -129,6 +129,18 @@ def printed_mark(pattern: str) -> Callable[[str], str]:
     return extract
 
 
+def printed_line(pattern: str) -> Callable[[str], str]:
+    """An extractor of the first line a lab prints that matches `pattern` (a generated sentence)."""
+
+    def extract(stdout: str) -> str:
+        match = re.search(pattern, stdout, re.M)
+        if not match:
+            raise DocsError(f"the lab printed no line like {pattern!r}")
+        return match.group().strip()
+
+    return extract
+
+
 @dataclass(frozen=True)
 class Table:
     """Lines of a table a lab prints under a step's heading ('2. ...'), to quote as printed.
@@ -248,6 +260,12 @@ QUOTES = (
         "rag9", "chroma", Table(r"Chroma's benchmark:", r"\s+[a-z]", cut_at="seconds"),
         absent_when="Chroma's benchmark (not shipped with the course) not found",
     ),
+    # What rag9's intervals let it say: on Chroma's corpora, and kind by kind on the Orbit docs.
+    Quote(
+        "rag9", "chroma-claim", printed_line(r"^   On Chroma's corpora, .*$"), inline=True,
+        absent_when="Chroma's benchmark (not shipped with the course) not found",
+    ),
+    Quote("rag9", "plainly", Table(r"Plainly", r"\s+\S")),
     # rag11's recall by kind: words, meaning, both, beside rag7's chunks.
     Quote("rag11", "by-kind", Table(r"Recall within .* by kind", r"\s+[a-z]")),
 )
