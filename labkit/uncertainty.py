@@ -1,6 +1,7 @@
 """How sure a comparison is: a seeded bootstrap over questions, and the sentence a result may claim.
 
-Given to the labs after rag8, where students write the paired bootstrap themselves.
+Given to the labs around rag8, where students write the paired bootstrap themselves: the
+resampling itself is in labkit/bootstrap.py, which no grading worker reads.
 Two methods answered the same questions, so their per-question scores are paired: a
 question one method finds is often one the other finds too. Resampling the *questions*
 (the same draw for both methods) keeps that pairing, and the interval of the mean
@@ -63,10 +64,10 @@ def bootstrap_mean(values, *, resamples: int = RESAMPLES, level: float = LEVEL, 
         raise ValueError("bootstrap_mean needs a non-empty list of per-question scores")
     if not 0 < level < 1 or resamples < 1:
         raise ValueError(f"level must be between 0 and 1 and resamples at least 1, not {level} and {resamples}")
-    draws = np.random.default_rng(seed).integers(0, len(scores), size=(resamples, len(scores)))
-    means = scores[draws].mean(axis=1)
-    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return Interval(float(scores.mean()), float(low), float(high), level)
+    from labkit.bootstrap import percentile_interval  # here, not above: no grading worker reads it
+
+    low, high = percentile_interval(scores, resamples, level, seed)
+    return Interval(float(scores.mean()), low, high, level)
 
 
 def paired_difference(a, b, *, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0) -> Interval:

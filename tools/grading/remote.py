@@ -185,7 +185,9 @@ def worker_environment(scratch: str) -> dict:
 def readable_for(config: dict) -> tuple:
     """What a worker reads: the course's helper, its own code, the labs it is given, the student's folder."""
     course = Path(config["course"])
-    helper = [course / "academy_llm.py", course / "labkit", course / "datasets", course / "assets",
+    labkit = [path for path in sorted((course / "labkit").glob("*.py"))  # its source, never a cached .pyc
+              if path.relative_to(course).as_posix() not in confine.HIDDEN_COURSE_FILES]
+    helper = [course / "academy_llm.py", *labkit, course / "datasets", course / "assets",
               course / "labs" / "hints"]  # the hints every student has: a lab loads its own
     code = [GRADING / name for name in WORKER_FILES]
     return tuple(map(str, [*helper, *code, *config["given"].values(), config["lab_dir"]]))
