@@ -213,8 +213,8 @@ MUTATIONS = [
     ),
     Mutation(
         "rag8", "paired_bootstrap", "takes the 5% and 95% quantiles for a 95% interval",
-        "np.quantile(means, [(1 - level) / 2, (1 + level) / 2])",
-        "np.quantile(means, [1 - level, level])",
+        "    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])",
+        "    low, high = np.quantile(means, [1 - level, level])",
     ),
     Mutation(
         "rag8", "paired_bootstrap", "the interval of method b's mean, not of the difference",
@@ -230,18 +230,18 @@ MUTATIONS = [
     ),
     Mutation(
         "rag8", "paired_bootstrap", "an unseeded generator: another interval on every call",
-        "rng = np.random.default_rng(seed)",
-        "rng = np.random.default_rng()",
+        "    rng = np.random.default_rng(seed)",
+        "    rng = np.random.default_rng()",
     ),
     Mutation(
         "rag8", "paired_bootstrap", "the difference taken the other way, a - b",
-        "differences = np.array(b, dtype=float) - np.array(a, dtype=float)",
-        "differences = np.array(a, dtype=float) - np.array(b, dtype=float)",
+        "    differences = np.array(b, dtype=float) - np.array(a, dtype=float)",
+        "    differences = np.array(a, dtype=float) - np.array(b, dtype=float)",
     ),
     Mutation(
         "rag8", "paired_bootstrap", "ignores level: always the 95% interval",
-        "np.quantile(means, [(1 - level) / 2, (1 + level) / 2])",
-        "np.quantile(means, [0.025, 0.975])",
+        "    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])",
+        "    low, high = np.quantile(means, [0.025, 0.975])",
     ),
     Mutation(
         "rag8", "paired_bootstrap", "draws the questions without replacement (each once: no spread)",
