@@ -28,11 +28,21 @@
 # corpus. So we also measure recall **within a fixed budget of retrieved
 # tokens** (1,000: what a prompt might spare for context), taking hits in rank
 # order while they fit. That is the fair comparison between chunk sizes.
+#
+# And one more function, for the question every table of scores raises: is a
+# difference real, or luck of the questions? `paired_bootstrap` gives a
+# difference between two methods with its 95% interval, and the tables print
+# every score and every difference with one. A difference whose interval holds
+# 0 is one this data does not show.
 
 # %%
+import math
+import numbers
 import os
 import time
+from typing import NamedTuple
 
+import numpy as np
 from academy_llm import corpus_pages, corpus_questions, count_tokens, embed, embed_cost, make_chunk, top_k_each
 from labkit import Case, Invariants, load_lab, returns, run_lab, show_figure
 from labkit.retrieval import gold_spans  # given: every span a question's answer needs
@@ -169,15 +179,154 @@ def precision_and_iou(hits, gold, k):
 
 
 # %% [markdown]
-# ## 2. Check the ruler before measuring
+# ## 2. How sure is a difference?
+#
+# The test split is a sample of the questions users ask. With n questions, one
+# question found or missed moves recall by 1/n (the tables below print n), so
+# two chunkers a question or two apart may well swap places on another sample
+# of the same kinds of question. A score needs its interval: the range that
+# other samples of as many questions would plausibly have given.
+#
+# The **bootstrap** makes those other samples from the one we have: draw n
+# questions from the test split *with replacement* (some come twice, some not
+# at all), score the draw, and do it again, thousands of times. The middle 95%
+# of the drawn scores, from their 2.5% quantile to their 97.5%, is the 95%
+# **percentile interval**.
+#
+# Two chunkers answer the *same* questions, and questions differ far more than
+# chunkers do: a hard question is missed by both. So the bootstrap of a
+# difference is **paired**: each draw takes the same questions for both
+# methods and averages their per-question differences. Drawing each method's
+# questions on its own adds the questions' spread twice, and makes the
+# interval of a difference several times wider than it is.
+#
+# Reading one: an interval that leaves 0 out says this data shows which method
+# scores higher, and by about how much. One that holds 0 says this data does
+# *not show* a difference, which is not the same as showing there is none: more
+# questions might. The tables mark those "not shown by this data".
+
+
+# %%
+RESAMPLES = 2000  # bootstrap draws: enough for two decimals, a fraction of a second
+
+
+class Interval(NamedTuple):
+    """A mean with its percentile bootstrap interval (paired_bootstrap)."""
+
+    estimate: float  # the mean measured on the questions as they are
+    low: float  # the interval's lower end
+    high: float  # its upper end
+    level: float  # its confidence level: 0.95 for a 95% interval
+
+
+def paired_bootstrap(a, b, *, resamples=RESAMPLES, level=0.95, seed=0):
+    """How much method b scores above method a on the same questions, with its bootstrap interval.
+
+    `a[i]` and `b[i]` are the two methods' scores on question i (each question's
+    recall, say). Returns Interval(estimate, low, high, level):
+
+    - estimate: the mean of the differences b[i] - a[i] over all the questions,
+      that is mean(b) - mean(a): positive when b scores higher.
+    - low, high: the percentile interval. Draw `resamples` resamples; each is
+      len(a) question indices drawn uniformly at random with replacement, and
+      the SAME indices pick both methods' scores (paired: a question's two
+      scores stay together). The mean of b[i] - a[i] over a resample's indices
+      is that resample's difference. `low` is the (1 - level) / 2 quantile of
+      the resamples' differences and `high` their (1 + level) / 2 quantile: the
+      2.5% and 97.5% quantiles for level 0.95. Any usual definition of a sample
+      quantile will do (numpy.quantile's, or the value at that rank of the
+      sorted differences).
+    - level: the level asked for.
+
+    The draws come from a random generator seeded with `seed`, so the same a, b,
+    resamples, level and seed give the same Interval every time; which
+    generator, and the order of the draws, are yours to choose.
+
+    Bad input is refused in one line: a score that is not a number (a bool or
+    a str is not) or `resamples` that is not an int (nor a bool), TypeError; a
+    and b of different lengths or empty, a score that is NaN or infinite,
+    resamples below 1, or a level not strictly between 0 and 1, ValueError.
+    """
+    # BEGIN SOLUTION
+    # hint 1: Say how sure a difference between two methods is: draw many new samples of the
+    # hint 1: questions from these ones, with replacement, and report the mean difference b - a
+    # hint 1: with the middle `level` share of the resamples' differences (a percentile interval).
+    # hint 1: Resample the two methods together: a question's two scores stay paired.
+    # hint 2: Check the arguments first, as the docstring lists them (bool is an int in Python:
+    # hint 2: refuse it by name). Take the per-question differences b[i] - a[i]: their mean is the
+    # hint 2: estimate, and resampling them is resampling both methods with the same questions.
+    # hint 2: Make one random generator from the seed (numpy.random.default_rng(seed), or
+    # hint 2: random.Random(seed)); `resamples` times, draw len(a) indices with replacement and take
+    # hint 2: the mean of the differences at those indices. low and high are the (1 - level) / 2
+    # hint 2: and (1 + level) / 2 quantiles of those means (numpy.quantile).
+    # hint 3: After the checks: differences = np.array(b, dtype=float) - np.array(a, dtype=float);
+    # hint 3: rng = np.random.default_rng(seed); picks = rng.integers(0, len(differences),
+    # hint 3: size=(resamples, len(differences))); means = differences[picks].mean(axis=1);
+    # hint 3: low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2]); return
+    # hint 3: Interval(float(differences.mean()), float(low), float(high), level).
+    for name, scores in (("a", a), ("b", b)):
+        for number, score in enumerate(scores):
+            if isinstance(score, bool) or not isinstance(score, numbers.Real):
+                raise TypeError(f"scores must be numbers, got {score!r} at {name}[{number}]")
+            if not math.isfinite(score):
+                raise ValueError(f"scores must be finite numbers, got {score!r} at {name}[{number}]")
+    if len(a) != len(b):
+        raise ValueError(f"a and b must score the same questions: a has {len(a)} scores, b has {len(b)}")
+    if len(a) == 0:
+        raise ValueError("a and b are empty: give each method's score on at least one question")
+    if isinstance(resamples, bool) or not isinstance(resamples, int):
+        raise TypeError(f"resamples must be an int, got {resamples!r}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be 1 or more, got {resamples}")
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
+        raise ValueError(f"level must be a number between 0 and 1 (0.95 for a 95% interval), got {level!r}")
+    differences = np.array(b, dtype=float) - np.array(a, dtype=float)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(differences), size=(resamples, len(differences)))
+    means = differences[picks].mean(axis=1)
+    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return Interval(float(differences.mean()), float(low), float(high), level)
+    # END SOLUTION
+
+
+def mean_interval(scores, **options):
+    """One method's mean score with its interval: the same bootstrap, as the method's difference
+    from one that scores 0 on every question (options as for paired_bootstrap)."""
+    return paired_bootstrap([0.0] * len(scores), scores, **options)
+
+
+NOT_SHOWN = "not shown by this data"
+
+
+def shows_a_difference(interval):
+    """Whether this data shows which of two methods scores higher: the interval leaves 0 out."""
+    return not interval.low <= 0 <= interval.high
+
+
+def with_interval(interval):
+    """'0.74 [0.66, 0.82]': a score and its interval, as the tables print them."""
+    return f"{interval.estimate:.2f} [{interval.low:.2f}, {interval.high:.2f}]"
+
+
+def difference_text(interval):
+    """'+0.09 [+0.04, +0.14]', or '-0.01 [-0.05, +0.03] not shown by this data' when it holds 0."""
+    text = f"{interval.estimate:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}]"
+    return text if shows_a_difference(interval) else f"{text} {NOT_SHOWN}"
+
+
+# %% [markdown]
+# ## 3. Check the ruler before measuring
 #
 # A metric with a bug makes every comparison after it wrong, so we test the
 # metrics first, on cases whose answers we worked out by hand: answers cut
 # in two, hits on the wrong page, two gold spans, hits that overlap each
-# other, nothing retrieved. If one disagrees, the lab stops there: the
-# measurements would only measure the bug. At the end, two more checks on
-# the real questions: a perfect retriever must score 1.0, and the same
-# results in reverse order must score lower.
+# other, nothing retrieved. The bootstrap too, on differences whose
+# bootstrap distribution can be worked out by hand: one where resampling the
+# two methods apart, or a normal approximation, gives another interval; a
+# level other than 0.95; the same call twice. If one disagrees, the lab stops
+# there: the measurements would only measure the bug. At the end, two more
+# checks on the real questions: a perfect retriever must score 1.0, and the
+# same results in reverse order must score lower.
 
 # %%
 GOLD = [("faq", 100, 120)]
@@ -225,8 +374,65 @@ METRIC_CASES = [
 ]
 
 
+# The bootstrap's cases, with their bootstrap distributions worked out by hand. In ONE_BETTER,
+# b finds one question of 20 that a misses: a resample's difference is K / 20, K the times that
+# question is drawn (binomial, 20 draws of chance 1/20). K = 0 in 36% of resamples, so the 2.5%
+# quantile is 0; K <= 2 in 92.5%, K <= 3 in 98.4%, so the 97.5% quantile is 3 / 20.
+# In TWO_BETTER, b finds two questions more than a, of 20 where both find 10: K counts the
+# draws of those two (chance 1/10); K <= 0 in 12%, K <= 1 in 39%, <= 3 in 87%, <= 4 in 96%,
+# <= 5 in 99%.
+ONE_BETTER = ([0.0] * 20, [1.0] + [0.0] * 19)
+TWO_BETTER = ([1.0, 0.0] * 10, [1.0] * 4 + [1.0, 0.0] * 8)
+SCATTERED = ([0.1, 0.7, 0.3, 0.9, 0.2, 0.4], [0.3, 0.6, 0.8, 0.9, 0.5, 0.1])
+
+
+def interval_within(estimate, low, high, why):
+    """A judge for paired_bootstrap: its estimate, and low and high each a value or a
+    (least, most) range; `why` says what a wrong end means."""
+    def judge(result, *args, **keywords):
+        ends = {"estimate": estimate, "low": low, "high": high}
+        for name, wanted in ends.items():
+            least, most = wanted if isinstance(wanted, tuple) else (wanted, wanted)
+            got = getattr(result, name)
+            if not least - 1e-9 <= got <= most + 1e-9:
+                wanted_text = f"{least:g}" if least == most else f"between {least:g} and {most:g}"
+                raise ValueError(f"returned {name} {got!r}, expected {wanted_text}: {why}")
+    return judge
+
+
+def same_again(result, *args, **keywords):
+    """A judge: the same call again gives the same Interval (the seed fixes the draws)."""
+    again = paired_bootstrap(*args, **keywords)
+    if again != result:
+        raise ValueError(f"returned {result}, then {again} for the same call: seed the generator")
+
+
+BOOTSTRAP_CASES = [
+    Case("two methods alike on every question", paired_bootstrap, ([0.5, 1.0, 0.0], [0.5, 1.0, 0.0]),
+         returns((0.0, 0.0, 0.0, 0.95))),
+    Case("b finds every question, a none", paired_bootstrap, ([0.0] * 3, [1.0] * 3),
+         interval_within(1.0, 1.0, 1.0, "the difference is b - a, b's gain over a")),
+    Case("b finds one question more, of 20", paired_bootstrap, ONE_BETTER,
+         interval_within(0.05, 0.0, (0.1, 0.2), "no resample is below 0 and 3 / 20 is the 97.5% "
+                         "quantile (a normal approximation, mean - 1.96 sd, gives a low of -0.05)")),
+    Case("b finds two more, of 20 that both find 10 of", paired_bootstrap, TWO_BETTER,
+         interval_within(0.1, 0.0, (0.2, 0.3), "b is never below a, so no paired resample is below 0 "
+                         "(each method resampled on its own gives a low near -0.2)")),
+    Case("the same, at level 0.5", paired_bootstrap, TWO_BETTER,
+         interval_within(0.1, 0.05, 0.15, "the 25% and 75% quantiles are 1 / 20 and 3 / 20"),
+         dict(level=0.5)),
+    Case("the same call twice", paired_bootstrap, SCATTERED, same_again, dict(seed=7)),
+    Case("scores of different lengths", paired_bootstrap, ([1.0, 0.0], [1.0]), None, raises=ValueError),
+    Case("no questions", paired_bootstrap, ([], []), None, raises=ValueError),
+    Case("a level of 95", paired_bootstrap, SCATTERED, None, dict(level=95), raises=ValueError),
+    Case("no resamples", paired_bootstrap, SCATTERED, None, dict(resamples=0), raises=ValueError),
+    Case("a score that is a str", paired_bootstrap, ([1.0, "0.5"], [1.0, 0.0]), None, raises=TypeError),
+    Case("a score that is a bool", paired_bootstrap, ([1.0, True], [1.0, 0.0]), None, raises=TypeError),
+]
+
+
 # %% [markdown]
-# ## 3. The strategies
+# ## 4. The strategies
 #
 # Eight ways to chunk, all at the same token budget where they have one:
 # the whole page; paragraphs with the page title prepended (a common recipe);
@@ -285,7 +491,7 @@ PLOTTED = ("token windows", "recursive", "markdown + header")  # the plot's size
 
 
 # %% [markdown]
-# ## 4. Evaluate
+# ## 5. Evaluate
 #
 # Every page is chunked; all chunks of all pages go into one index (as in a
 # real product: the retriever does not know which page to look in). Each
@@ -318,26 +524,49 @@ def rankings(chunks, questions, embedder, depth=50):
 
 def evaluate(chunks, questions, embedder, k=K):
     """{kind: {metric: mean}} (and "all") for one chunked corpus and one embedder."""
+    return score_hits(questions, found_hits(chunks, questions, embedder), k)
+
+
+def found_hits(chunks, questions, embedder):
+    """Each question's (hits best first, those of them within TOKEN_BUDGET)."""
     found = []
     for ranked in rankings(chunks, questions, embedder):
         hits = [hit for _, *hit in ranked]
         found.append((hits, within_budget(hits, [chunks[row][1].n_tokens for row, *_ in ranked], TOKEN_BUDGET)))
-    return score_hits(questions, found, k)
+    return found
 
 
 def score_hits(questions, found, k=K):
     """{kind: {metric: mean}} (and "all") of each question's (hits best first, those within TOKEN_BUDGET)."""
-    scores = {}
+    return mean_scores(questions, question_scores(questions, found, k))
+
+
+def question_scores(questions, found, k=K):
+    """[{metric: score}], a row per question: what the means average, and what the bootstrap resamples."""
+    rows = []
     for question, (hits, affordable) in zip(questions, found):
         gold = gold_spans(question)
         precision, iou = precision_and_iou(hits, gold, k)
-        row = {"recall@1": recall_at_k(hits, gold, 1), f"recall@{k}": recall_at_k(hits, gold, k),
-               f"MRR@{k}": mrr_at_k(hits, gold, k), f"coverage@{k}": coverage_at_k(hits, gold, k),
-               "precision": precision, "IoU": iou,
-               "recall@1k tokens": recall_at_k(affordable, gold, len(affordable)) if affordable else 0.0}
+        rows.append({"recall@1": recall_at_k(hits, gold, 1), f"recall@{k}": recall_at_k(hits, gold, k),
+                     f"MRR@{k}": mrr_at_k(hits, gold, k), f"coverage@{k}": coverage_at_k(hits, gold, k),
+                     "precision": precision, "IoU": iou,
+                     "recall@1k tokens": recall_at_k(affordable, gold, len(affordable)) if affordable else 0.0})
+    return rows
+
+
+def mean_scores(questions, rows):
+    """{kind: {metric: mean}} (and "all") of the questions' rows of scores."""
+    scores = {}
+    for question, row in zip(questions, rows):
         for kind in (question["kind"], "all"):
             scores.setdefault(kind, []).append(row)
     return {kind: {name: sum(r[name] for r in rows) / len(rows) for name in rows[0]} for kind, rows in scores.items()}
+
+
+def per_question(rows, metric, questions=None, kind="all"):
+    """One metric's scores, a question each, of the questions of `kind` (every one for "all")."""
+    return [row[metric] for number, row in enumerate(rows)
+            if kind == "all" or questions[number]["kind"] == kind]
 
 
 def corpus_cost(chunks):
@@ -352,13 +581,13 @@ def step_overall(questions):
           f"chunks of {CHUNK_TOKENS} tokens")
     print(f"   {'strategy':<19} {'embedder':<9} {'R@1':>5} {'R@5':>5} {'cov@5':>5} {'MRR@5':>6} {'R@1kt':>6} "
           f"{'prec':>6} {'IoU':>6} {'chunks':>6} {'tokens':>6} {'cost $':>7}")
-    results, chunked = {}, {}
+    results, chunked, rows = {}, {}, {}
     for strategy in STRATEGIES:
         chunks = chunked[strategy] = chunk_corpus(strategy, CHUNK_TOKENS)
         count, mean_tokens, cost = corpus_cost(chunks)
         for embedder in EMBEDDERS:
-            result = evaluate(chunks, questions, embedder)
-            results[strategy, embedder] = result
+            rows[strategy, embedder] = question_scores(questions, found_hits(chunks, questions, embedder))
+            result = results[strategy, embedder] = mean_scores(questions, rows[strategy, embedder])
             a = result["all"]
             print(f"   {strategy:<19} {embedder:<9} {a['recall@1']:>5.2f} {a['recall@5']:>5.2f} "
                   f"{a['coverage@5']:>5.2f} {a['MRR@5']:>6.2f} {a['recall@1k tokens']:>6.2f} {a['precision']:>6.3f} "
@@ -366,7 +595,7 @@ def step_overall(questions):
     print(f"   cov@5: share of answer characters in the top {K}; R@1kt: recall within {TOKEN_BUDGET} "
           f"retrieved tokens;\n   prec and IoU over the top {K};"
           f" cost at USD {PRICE_PER_MILLION_TOKENS} per million tokens")
-    return results, chunked
+    return results, chunked, rows
 
 
 KINDS = ("prose", "identifier", "table", "code", "multi_section", "all")
@@ -381,12 +610,46 @@ def step_by_kind(step, results, metric, embedder=SEMANTIC):
         print(f"   {strategy:<19} " + " ".join(f"{row[kind][metric]:>10.2f}" for kind in KINDS))
 
 
-def winners(results, metric, embedder=SEMANTIC):
-    """{kind: best strategy} by `metric`; ties go to the higher IoU (less text to read)."""
+def winners(results, metric, embedder=SEMANTIC, without=None):
+    """{kind: best strategy} by `metric` (`without` one); ties go to the higher IoU (less text to read)."""
     return {
-        kind: max(STRATEGIES, key=lambda s: (results[s, embedder][kind][metric], results[s, embedder][kind]["IoU"]))
+        kind: max((s for s in STRATEGIES if s != without),
+                  key=lambda s: (results[s, embedder][kind][metric], results[s, embedder][kind]["IoU"]))
         for kind in KINDS
     }
+
+
+BUDGET = "recall@1k tokens"  # the fair comparison: recall at equal reading cost
+
+
+def step_intervals(step, questions, rows, metric=BUDGET, embedder=SEMANTIC):
+    """Step `step`: each strategy's score with its interval, and its difference from the recommended one."""
+    print(f"\n{step}. {metric} with its 95% interval ({embedder}), and each strategy's difference from "
+          f"{RECOMMENDED}")
+    print(f"   {'strategy':<19} {'recall [95%]':<18} difference [95%]")
+    baseline = per_question(rows[RECOMMENDED, embedder], metric)
+    for strategy in STRATEGIES:
+        scores = per_question(rows[strategy, embedder], metric)
+        against = ("(the baseline)" if strategy == RECOMMENDED
+                   else difference_text(paired_bootstrap(baseline, scores)))
+        print(f"   {strategy:<19} {with_interval(mean_interval(scores)):<18} {against}")
+    print(f"   {len(questions)} questions: one question found or missed moves recall by {1 / len(questions):.3f}.\n"
+          f"   A difference whose interval holds 0 is {NOT_SHOWN}: more questions might show one.")
+
+
+def step_winners(step, questions, results, rows, embedder=SEMANTIC):
+    """Step `step`: the best strategy for each kind, and whether this data shows it ahead of the next."""
+    print(f"\n{step}. What the numbers say ({embedder}): the best strategy for each kind of question, and its "
+          f"lead over the next\n   within {TOKEN_BUDGET:,} tokens (paired, 95%)")
+    print(f"   {'kind':<14} {'in the top 5':<28} {'within 1,000 tokens':<28} lead over the next")
+    fair, top5 = winners(results, BUDGET, embedder), winners(results, "recall@5", embedder)
+    for kind in KINDS:
+        best = fair[kind]
+        second = winners(results, BUDGET, embedder, without=best)[kind]
+        lead = paired_bootstrap(*(per_question(rows[s, embedder], BUDGET, questions, kind) for s in (second, best)))
+        by_budget = f"{best} ({results[best, embedder][kind][BUDGET]:.2f})"
+        by_rank = f"{top5[kind]} ({results[top5[kind], embedder][kind]['recall@5']:.2f})"
+        print(f"   {kind:<14} {by_rank:<28} {by_budget:<28} over {second}: {difference_text(lead)}")
 
 
 def step_plot(questions, results):
@@ -432,32 +695,31 @@ def announce_embedder(questions):
 def main():
     if SEMANTIC == "openai":
         announce_embedder(corpus_questions("test"))
-    print("1. The metrics, checked on cases worked out by hand")
+    print("1. The metrics and the bootstrap, checked on cases worked out by hand")
     checks = Invariants("rag8")
     if not checks.check_cases("the metrics agree with values worked out by hand", METRIC_CASES):
         print("   A wrong metric makes every number after it wrong: fix it, then measure.")
         return checks.verdict()
+    if not checks.check_cases("the bootstrap agrees with intervals worked out by hand", BOOTSTRAP_CASES):
+        print("   A wrong interval makes every comparison after it wrong: fix it, then measure.")
+        return checks.verdict()
 
     questions = corpus_questions("test")
     started = time.perf_counter()
-    results, chunked = step_overall(questions)
+    results, chunked, rows = step_overall(questions)
     step_by_kind(3, results, "recall@5")
     step_by_kind(4, results, "recall@1k tokens")
     step_plot(questions, results)
 
-    print(f"\n6. What the numbers say ({SEMANTIC}): the best strategy for each kind of question")
-    print(f"   {'kind':<14} {'within 1,000 tokens':<32} {'in the top 5':<32}")
-    fair, top5 = winners(results, "recall@1k tokens"), winners(results, "recall@5")
-    for kind in KINDS:
-        by_budget = f"{fair[kind]} ({results[fair[kind], SEMANTIC][kind]['recall@1k tokens']:.2f})"
-        by_rank = f"{top5[kind]} ({results[top5[kind], SEMANTIC][kind]['recall@5']:.2f})"
-        print(f"   {kind:<14} {by_budget:<32} {by_rank:<32}")
+    step_intervals(6, questions, rows)
+    step_winners(7, questions, results, rows)
     print(f"   (evaluation took {time.perf_counter() - started:.1f} s)")
-    rows, whole = results[RECOMMENDED, SEMANTIC], results["markdown + header", SEMANTIC]
-    budget = "recall@1k tokens"
-    print(f"   Recommended: {RECOMMENDED}, {rows['all'][budget]:.2f} of all answers within {TOKEN_BUDGET:,} tokens;\n"
-          f"   on tables {rows['table'][budget]:.2f}, where the same chunks with tables whole find "
-          f"{whole['table'][budget]:.2f}")
+    recommended, whole = rows[RECOMMENDED, SEMANTIC], rows["markdown + header", SEMANTIC]
+    tables = [per_question(r, BUDGET, questions, "table") for r in (whole, recommended)]
+    print(f"   Recommended: {RECOMMENDED}, {with_interval(mean_interval(per_question(recommended, BUDGET)))} of "
+          f"all answers within {TOKEN_BUDGET:,} tokens;\n   on tables {with_interval(mean_interval(tables[1]))}, "
+          f"where the same chunks with tables whole find {with_interval(mean_interval(tables[0]))}: "
+          f"{difference_text(paired_bootstrap(*tables))}")
 
     print("\nInvariants")
     perfect = [gold_spans(q) for q in questions]

@@ -202,7 +202,51 @@ MUTATIONS = [
         "rag8", "precision_and_iou", "overlapping hits count their shared characters twice",
         "retrieved = merged(hits[:k])",
         "retrieved = hits[:k]",
+    ),
+    # ---- rag8: the paired bootstrap
+    Mutation(
+        "rag8", "paired_bootstrap", "resamples the two methods apart (unpaired), not question by question",
+        "    means = differences[picks].mean(axis=1)\n",
+        "    means = (np.array(b, dtype=float)[picks].mean(axis=1)\n"
+        "             - np.array(a, dtype=float)[rng.integers(0, len(differences), size=picks.shape)].mean(axis=1))\n",
         quick=True,
+    ),
+    Mutation(
+        "rag8", "paired_bootstrap", "takes the 5% and 95% quantiles for a 95% interval",
+        "    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])",
+        "    low, high = np.quantile(means, [1 - level, level])",
+    ),
+    Mutation(
+        "rag8", "paired_bootstrap", "the interval of method b's mean, not of the difference",
+        "    means = differences[picks].mean(axis=1)\n",
+        "    means = np.array(b, dtype=float)[picks].mean(axis=1)\n",
+    ),
+    Mutation(
+        "rag8", "paired_bootstrap", "a normal approximation, the mean plus or minus z standard errors",
+        "    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])\n",
+        "    from statistics import NormalDist\n"
+        "    spread = NormalDist().inv_cdf((1 + level) / 2) * means.std()\n"
+        "    low, high = differences.mean() - spread, differences.mean() + spread\n",
+    ),
+    Mutation(
+        "rag8", "paired_bootstrap", "an unseeded generator: another interval on every call",
+        "    rng = np.random.default_rng(seed)",
+        "    rng = np.random.default_rng()",
+    ),
+    Mutation(
+        "rag8", "paired_bootstrap", "the difference taken the other way, a - b",
+        "    differences = np.array(b, dtype=float) - np.array(a, dtype=float)",
+        "    differences = np.array(a, dtype=float) - np.array(b, dtype=float)",
+    ),
+    Mutation(
+        "rag8", "paired_bootstrap", "ignores level: always the 95% interval",
+        "    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])",
+        "    low, high = np.quantile(means, [0.025, 0.975])",
+    ),
+    Mutation(
+        "rag8", "paired_bootstrap", "draws the questions without replacement (each once: no spread)",
+        "    picks = rng.integers(0, len(differences), size=(resamples, len(differences)))\n",
+        "    picks = np.array([rng.permutation(len(differences)) for _ in range(resamples)])\n",
     ),
     # ---- rag9: window_texts, neighbour_distances, breakpoints, best_cuts
     Mutation(

@@ -254,6 +254,9 @@ QUOTES = (
     # rag8's scores of every strategy with wordllama, and by kind for the Markdown ones.
     Quote("rag8", "strategies", Table(r"\d+ test questions", r".* wordllama ", r"\s+(cov|prec)")),
     Quote("rag8", "by-kind", Table(r"recall.* by kind of question", MARKDOWN_ROWS)),
+    # rag8's headline recall with its interval, and each strategy's difference from the recommended one.
+    Quote("rag8", "intervals",
+          Table(r"recall.* with its 95% interval", r"\s+[a-z]", r"\s+(\d+ questions|A difference)")),
     # rag9's table of the Orbit docs and, when its data is there, of Chroma's benchmark.
     Quote("rag9", "orbit", Table(r"Orbit docs:", r"\s+[a-z]", r"\s+\(", cut_at="sentences/s")),
     Quote(

@@ -1,4 +1,4 @@
-"""Grading tests for lab rag8: the retrieval metrics."""
+"""Grading tests for lab rag8: the retrieval metrics and the paired bootstrap."""
 
 import grading_checks as check
 import pytest
@@ -111,3 +111,61 @@ def test_property_metrics_are_bounded_and_perfect_is_one(rag8, metric, gold, hit
     if metric == "recall_at_k":
         more = rag8.recall_at_k(hits, gold, k + 1)
         assert value <= more, f"recall@{k} is {value}, more than recall@{k + 1}, {more}"
+
+
+# ---- paired_bootstrap: judged by the exact bootstrap distribution (grading_checks.exact_bootstrap)
+
+# Eight questions, every difference b - a distinct: a bootstrap distribution of fine steps, where
+# each quantile is its own.
+SCATTERED = ([0.1, 0.7, 0.3, 0.9, 0.2, 0.4, 0.6, 0.0], [0.3, 0.6, 0.8, 0.9, 0.5, 0.1, 1.0, 0.25])
+# b finds one question a misses, of 20: the distribution leans right (no resample below 0).
+ONE_BETTER = ([0.0] * 20, [1.0] + [0.0] * 19)
+# b finds three more than a, of 24 where both find 12: b is never below a, so no paired resample
+# is; a and b resampled each on its own would put a quarter of the resamples below 0.
+THREE_BETTER = ([1.0, 0.0] * 12, [1.0] * 6 + [1.0, 0.0] * 9)
+PRECISE = 20_000  # resamples where a quantile must be told from its neighbours
+
+
+@pytest.mark.grades("paired_bootstrap")
+def test_bootstrap_estimate_is_the_mean_of_b_minus_a(rag8):
+    estimate, _, _, level = check.interval_fields(rag8.paired_bootstrap([0.0, 1.0, 0.5, 1.0], [1.0, 1.0, 0.0, 1.0]))
+    check.expect_close((estimate, level), (0.125, 0.95))
+
+
+@pytest.mark.grades("paired_bootstrap")
+@pytest.mark.parametrize("scores, level, resamples", [
+    (SCATTERED, 0.95, PRECISE),
+    (SCATTERED, 0.8, PRECISE),
+    (SCATTERED, 0.5, PRECISE),
+    (ONE_BETTER, 0.95, 4000),
+    (THREE_BETTER, 0.95, 4000),
+    (THREE_BETTER, 0.9, 4000),
+], ids=["scattered-95", "scattered-80", "scattered-50", "one-better", "three-better-95", "three-better-90"])
+def test_bootstrap_interval_is_the_paired_percentile_interval(rag8, scores, level, resamples):
+    a, b = scores
+    result = rag8.paired_bootstrap(a, b, resamples=resamples, level=level, seed=3)
+    check.expect_bootstrap(result, a, b, level, resamples)
+
+
+@pytest.mark.grades("paired_bootstrap")
+def test_bootstrap_is_the_same_for_the_same_seed(rag8):
+    first = check.interval_fields(rag8.paired_bootstrap(*SCATTERED, seed=11))
+    again = check.interval_fields(rag8.paired_bootstrap(*SCATTERED, seed=11))
+    assert first == again, f"returned {first}, then {again} for the same call: draw from a generator seeded with seed"
+
+
+@pytest.mark.grades("paired_bootstrap")
+@pytest.mark.parametrize("a, b, options, error", [
+    ([1.0, 0.0], [1.0], {}, ValueError),
+    ([], [], {}, ValueError),
+    ([1.0, 0.0], [1.0, 0.5], {"level": 1.0}, ValueError),
+    ([1.0, 0.0], [1.0, 0.5], {"level": 95}, ValueError),
+    ([1.0, 0.0], [1.0, 0.5], {"resamples": 0}, ValueError),
+    ([1.0, "0"], [1.0, 0.5], {}, TypeError),
+    ([1.0, 0.0], [True, 0.5], {}, TypeError),
+    ([1.0, 0.0], [1.0, None], {}, TypeError),
+    ([1.0, 0.0], [1.0, 0.5], {"resamples": True}, TypeError),
+], ids=["lengths", "empty", "level-1", "level-95", "no-resamples", "str", "bool", "none", "bool-resamples"])
+def test_bootstrap_refuses_bad_input(rag8, a, b, options, error):
+    with pytest.raises(error):
+        rag8.paired_bootstrap(a, b, **options)

@@ -1,6 +1,7 @@
 """Attack (rag4): with the audit hook off (kit.break_the_wall), import the grader's judges (markdown-it-py
-answers rag6's rules, bm25s rag11's weights), leave a file in /tmp and in the course's tests/, and fill the
-scratch folder. test_walls.py checks that only the scratch took anything, and no more than its size."""
+answers rag6's rules, bm25s rag11's weights, scipy rag8's bootstrap), leave a file in /tmp and in the course's
+tests/, and fill the scratch folder. test_walls.py checks that only the scratch took anything, and no more
+than its size."""
 
 from kit import break_the_wall
 
@@ -10,7 +11,7 @@ def word_windows(text, size, overlap=0):
     if not break_the_wall():
         return {"hook": "not broken"}
     found = {}
-    for name, judge in (("markdown_it", "MarkdownIt"), ("bm25s", "BM25")):
+    for name, judge in (("markdown_it", "MarkdownIt"), ("bm25s", "BM25"), ("scipy", "__version__")):
         try:
             getattr(__import__(name), judge)
             found[name] = "imported"

@@ -50,8 +50,9 @@ USER_PROCESSES = 256  # RLIMIT_NPROC (threads count) of the dedicated user: a fo
 SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/certs/ca-certificates.crt")
 # The installed packages that would answer a TODO: the grader's judges (markdown-it-py answers rag6's rules,
-# bm25s rag11's weights) and another Markdown parser (mistune, which nbconvert brings). No worker reads them.
-HIDDEN_PACKAGES = ("markdown_it", "mdit_py_plugins", "mistune", "bm25s")
+# bm25s rag11's weights, scipy rag8's bootstrap) and another Markdown parser (mistune, which nbconvert brings).
+# No worker reads them.
+HIDDEN_PACKAGES = ("markdown_it", "mdit_py_plugins", "mistune", "bm25s", "scipy")
 # The course's own files that would answer a TODO: the resampling of rag8's paired_bootstrap, which the
 # labs around rag8 are given for their intervals (labkit.uncertainty imports it only to draw one).
 HIDDEN_COURSE_FILES = ("labkit/bootstrap.py",)

@@ -15,9 +15,10 @@ import math
 import os
 import re
 import warnings
-from collections import Counter
+from collections import Counter, defaultdict
 from fractions import Fraction
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from markdown_oracle import FRONT_MATTER, cuts, headings, indented_code_cuts, whole_blocks
@@ -314,6 +315,97 @@ def hidden_seed(test):
     seeded = seed(grading_seed())(settings(derandomize=False)(test))
     seeded.seeded = True
     return seeded
+
+
+# ---- rag8's paired bootstrap, judged by the bootstrap distribution itself -----------
+
+# An endpoint drawn from `resamples` resamples sits at a quantile of the true bootstrap
+# distribution that strays from the one asked for by about sqrt(q (1 - q) / resamples): a
+# band of BAND_ERRORS such errors each side passes every correct implementation, whatever its
+# generator, seed or quantile rule, but for once in millions of calls.
+BAND_ERRORS = 5
+
+
+class Distribution(NamedTuple):
+    """A distribution of resample means: its values, sorted, and P(mean <= value) for each."""
+
+    values: list
+    cumulative: list
+
+
+def exact_bootstrap(differences) -> Distribution:
+    """The exact bootstrap distribution of the mean of `differences`: every resample of n draws
+    with replacement from the n of them, counted by how many of the n ** n index sequences give
+    it (the multinomial count of each distinct value), in exact fractions. Small n only: it
+    enumerates the counts of the distinct values."""
+    n = len(differences)
+    tally = Counter(Fraction(value) for value in differences)
+    values, weights = list(tally), list(tally.values())
+    ways = defaultdict(int)  # a mean -> the index sequences giving it
+
+    def spread(j: int, left: int, total: Fraction, count: int) -> None:
+        if j == len(values) - 1:  # the last value takes the draws left
+            ways[(total + left * values[j]) / n] += count * weights[j] ** left
+            return
+        for drawn in range(left + 1):
+            spread(j + 1, left - drawn, total + drawn * values[j],
+                   count * math.comb(left, drawn) * weights[j] ** drawn)
+
+    spread(0, n, Fraction(0), 1)
+    means, running, cumulative = sorted(ways), 0, []
+    for mean in means:
+        running += ways[mean]
+        cumulative.append(Fraction(running, n ** n))
+    return Distribution(means, cumulative)
+
+
+def sampled_distribution(means) -> Distribution:
+    """The distribution of a reference's own resample means (scipy's), each of equal weight."""
+    values = sorted(float(mean) for mean in means)
+    return Distribution(values, [(number + 1) / len(values) for number in range(len(values))])
+
+
+def quantile(distribution: Distribution, p) -> float:
+    """The least value whose cumulative probability reaches p (the first value for p <= 0)."""
+    position = bisect.bisect_left(distribution.cumulative, p) if p > 0 else 0
+    return distribution.values[min(position, len(distribution.values) - 1)]
+
+
+def quantile_band(distribution: Distribution, q: float, resamples: int, reference_resamples: int = 0) -> tuple:
+    """(least, most) a percentile endpoint drawn from `resamples` resamples may be: the
+    distribution's quantiles BAND_ERRORS Monte Carlo errors either side of q (the reference's
+    own error added when it is sampled too), and two ranks more for the rules of sample quantiles."""
+    variance = q * (1 - q) * (1 / resamples + (1 / reference_resamples if reference_resamples else 0))
+    spread = BAND_ERRORS * math.sqrt(variance) + 2 / resamples
+    return float(quantile(distribution, q - spread)), float(quantile(distribution, q + spread))
+
+
+def interval_fields(result) -> tuple:
+    """(estimate, low, high, level) of what paired_bootstrap returned, or one line saying it is no Interval."""
+    try:
+        return tuple(float(getattr(result, name)) for name in ("estimate", "low", "high", "level"))
+    except (AttributeError, TypeError, ValueError):
+        raise AssertionError(f"returned {short(result)}, not an Interval(estimate, low, high, level)") from None
+
+
+def expect_bootstrap(result, a, b, level: float, resamples: int, distribution=None,
+                     reference_resamples: int = 0) -> None:
+    """paired_bootstrap(a, b, resamples=resamples, level=level)'s Interval, judged as its docstring
+    says: the estimate is mean(b - a); low and high lie at the (1 - level) / 2 and (1 + level) / 2
+    quantiles of the paired bootstrap distribution of that mean (exact, unless `distribution` is
+    a reference's own sample of `reference_resamples`), within quantile_band."""
+    estimate, low, high, got_level = interval_fields(result)
+    differences = [Fraction(y) - Fraction(x) for x, y in zip(a, b)]
+    expected = float(sum(differences) / len(differences))
+    assert math.isclose(estimate, expected, abs_tol=1e-9), (
+        f"returned estimate {estimate!r}, expected the mean of b - a, {expected!r}")
+    assert got_level == level, f"returned level {got_level!r}, expected the level asked for, {level!r}"
+    distribution = distribution or exact_bootstrap(differences)
+    for name, got, q in (("low", low, (1 - level) / 2), ("high", high, (1 + level) / 2)):
+        least, most = quantile_band(distribution, q, resamples, reference_resamples)
+        assert least - 1e-9 <= got <= most + 1e-9, (
+            f"returned {name} {got:.4f}; at level {level:g} the {100 * q:g}% quantile of the paired bootstrap "
+            f"distribution, with {resamples} resamples, lies in [{least:.4f}, {most:.4f}]")
 
 
 # ---- rag4's windows, exactly as the lab defines them -------------------------

@@ -18,7 +18,7 @@ POINTS = {
     "rag6": {"fence_opening": 1, "closes_fence": 1, "atx_heading": 1, "is_table_start": 1,
              "enter_section": 1, "chunk_section": 4, "markdown_chunks": 1},
     "rag7": {"make_header": 4, "header_chunks": 6},
-    "rag8": {"recall_at_k": 3, "mrr_at_k": 2, "coverage_at_k": 2, "precision_and_iou": 3},
+    "rag8": {"recall_at_k": 2, "mrr_at_k": 1, "coverage_at_k": 2, "precision_and_iou": 2, "paired_bootstrap": 3},
     "rag9": {"window_texts": 1, "neighbour_distances": 1, "breakpoints": 2, "best_cuts": 3,
              "semantic_chunks": 3},
     "rag10": {"parent_index": 3, "best_parents": 3, "assemble": 4},

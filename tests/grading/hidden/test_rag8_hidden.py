@@ -1,4 +1,5 @@
-"""Hidden grading tests for lab rag8 (instructors only): cases worked out by hand.
+"""Hidden grading tests for lab rag8 (instructors only): cases worked out by hand, and
+paired_bootstrap against the exact bootstrap distribution and against scipy.stats.bootstrap.
 
 GOLD has three spans, two in page "a" and one in "b" (40 characters in all);
 HITS overlap one another:
@@ -11,7 +12,9 @@ HITS overlap one another:
 """
 
 import grading_checks as check
+import numpy as np
 import pytest
+import scipy.stats
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -117,3 +120,96 @@ def test_metrics_hidden_property(rag8, metric, gold, hits, k):
     expected = {"recall_at_k": recall, "mrr_at_k": mrr, "coverage_at_k": coverage,
                 "precision_and_iou": (precision, iou)}[metric]
     check.expect_close(getattr(rag8, metric)(hits, gold, k), expected)
+
+
+# ---- paired_bootstrap ---------------------------------------------------------------
+
+# Fixed hidden cases: one question (every resample is that question), a difference of thirds and
+# halves at level 0.9, a tuple of ints, 40 recall-like questions at level 0.99.
+ONE_QUESTION = ([0.25], [1.0])
+THIRDS = ([0, 1 / 3, 2 / 3, 1, 0.5, 0.5, 1, 0, 1 / 3], [1 / 3, 1 / 3, 1, 0.5, 0.5, 1, 1, 0.5, 0])
+INTS = ((1, 0, 0, 1, 1, 0, 1), (1, 1, 0, 1, 0, 1, 1))
+FORTY = ([1.0, 0.0, 0.5, 1.0, 0.0] * 8, [1.0, 0.5, 0.5, 1.0, 1.0] * 4 + [0.0, 0.0, 1.0, 1.0, 0.5] * 4)
+
+
+@pytest.mark.grades("paired_bootstrap")
+@pytest.mark.parametrize("scores, level, resamples", [
+    (ONE_QUESTION, 0.95, 500),
+    (THIRDS, 0.9, 20_000),
+    (INTS, 0.95, 5000),
+    (FORTY, 0.99, 20_000),
+])
+def test_bootstrap_hidden(rag8, scores, level, resamples):
+    a, b = scores
+    result = rag8.paired_bootstrap(a, b, resamples=resamples, level=level, seed=2024)
+    check.expect_bootstrap(result, a, b, level, resamples)
+
+
+@pytest.mark.grades("paired_bootstrap")
+@pytest.mark.parametrize("a, b, options, error", [
+    ([1.0, float("nan")], [1.0, 0.5], {}, ValueError),
+    ([1.0, 0.0], [float("inf"), 0.5], {}, ValueError),
+    ([1.0, 0.0], [1.0, 0.5], {"level": 0}, ValueError),
+    ([1.0, 0.0], [1.0, 0.5], {"level": -0.5}, ValueError),
+    ([1.0, 0.0], [1.0, 0.5], {"resamples": -3}, ValueError),
+    ([1.0, 0.0], [1.0, 0.5], {"resamples": 100.0}, TypeError),
+    ([1.0, 0.0, 1.0], [1.0, 0.5], {}, ValueError),
+    ([[1.0], 0.0], [1.0, 0.5], {}, TypeError),
+])
+def test_bootstrap_refuses_bad_input_hidden(rag8, a, b, options, error):
+    with pytest.raises(error):
+        rag8.paired_bootstrap(a, b, **options)
+
+
+# Drawn cases: scores of the kinds recall takes (0, a half, 1; a third for three gold spans).
+SCORES = st.sampled_from([0.0, 1 / 3, 0.5, 1.0])
+LEVELS = st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99])
+
+
+@pytest.mark.grades("paired_bootstrap")
+@check.hidden_seed
+@given(pairs=st.lists(st.tuples(SCORES, SCORES), min_size=1, max_size=8), level=LEVELS,
+       resamples=st.sampled_from([1000, 4000]), seed=st.integers(0, 2**32 - 1))
+def test_bootstrap_hidden_exact_property(rag8, pairs, level, resamples, seed):
+    """Few questions: the endpoints against the exact bootstrap distribution, and the same again."""
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    result = rag8.paired_bootstrap(a, b, resamples=resamples, level=level, seed=seed)
+    check.expect_bootstrap(result, a, b, level, resamples)
+    again = rag8.paired_bootstrap(a, b, resamples=resamples, level=level, seed=seed)
+    assert check.interval_fields(again) == check.interval_fields(result), (
+        f"returned {result}, then {again} for the same call: draw from a generator seeded with seed")
+
+
+REFERENCE_RESAMPLES = 20_000
+
+
+def scipy_distribution(a, b, level, seed):
+    """scipy.stats.bootstrap's own paired percentile bootstrap of mean(b - a): its resample means."""
+    result = scipy.stats.bootstrap((np.array(a), np.array(b)), lambda x, y, axis: np.mean(y - x, axis=axis),
+                                   paired=True, vectorized=True, method="percentile", confidence_level=level,
+                                   n_resamples=REFERENCE_RESAMPLES, rng=np.random.default_rng(seed))
+    return check.sampled_distribution(result.bootstrap_distribution)
+
+
+@st.composite
+def two_methods(draw):
+    """Many questions, where two methods agree on most: each question's score for a, and b's the
+    same or another."""
+    a = draw(st.lists(SCORES, min_size=30, max_size=80))
+    changed = draw(st.lists(st.tuples(st.integers(0, len(a) - 1), SCORES), max_size=len(a) // 2))
+    b = list(a)
+    for question, score in changed:
+        b[question] = score
+    return a, b
+
+
+@pytest.mark.grades("paired_bootstrap")
+@check.hidden_seed
+@given(scores=two_methods(), level=LEVELS, seed=st.integers(0, 2**32 - 1))
+def test_bootstrap_hidden_against_scipy(rag8, scores, level, seed):
+    """Many questions: the endpoints against scipy's paired percentile bootstrap."""
+    a, b = scores
+    resamples = 1000
+    result = rag8.paired_bootstrap(a, b, resamples=resamples, level=level, seed=seed)
+    check.expect_bootstrap(result, a, b, level, resamples, scipy_distribution(a, b, level, seed),
+                           REFERENCE_RESAMPLES)
