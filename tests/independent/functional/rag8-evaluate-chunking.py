@@ -453,6 +453,118 @@ def reversed_ranking_mrr(questions, chunks):
 # then `show_hint(2)` or `show_hint(2, "recall_at_k")`.
 
 # %%
+# paired_bootstrap, written apart from the reference from the handout's docstring alone.
+import math
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+
+RESAMPLES = 2000  # bootstrap draws: enough for two decimals, a fraction of a second
+
+
+class Interval(NamedTuple):
+    """A mean with its percentile bootstrap interval (paired_bootstrap)."""
+
+    estimate: float  # the mean measured on the questions as they are
+    low: float  # the interval's lower end
+    high: float  # its upper end
+    level: float  # its confidence level: 0.95 for a 95% interval
+
+
+def _is_score(x):
+    return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+
+
+def _scores(name, values):
+    """The scores as a tuple, or a TypeError naming the first one that is not a number."""
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be a sequence of numbers, not {type(values).__name__}: pass a list of scores"
+        ) from None
+    bad = next(((i, x) for i, x in enumerate(items) if not _is_score(x)), None)
+    if bad is not None:
+        i, x = bad
+        raise TypeError(
+            f"{name}[{i}] is {type(x).__name__} {x!r}, not a number: give every score as an int or float"
+        )
+    return items
+
+
+def _finite(name, items):
+    bad = next(((i, x) for i, x in enumerate(items) if not math.isfinite(x)), None)
+    if bad is not None:
+        i, x = bad
+        raise ValueError(f"{name}[{i}] is {x!r}: every score must be a finite number, not NaN or infinite")
+    return items
+
+
+def _check_option_types(resamples, level):
+    if not isinstance(resamples, numbers.Integral) or isinstance(resamples, (bool, np.bool_)):
+        raise TypeError(f"resamples must be an int, not {type(resamples).__name__} {resamples!r}")
+    if not isinstance(level, numbers.Real):  # a bool level is 0 or 1: a ValueError below
+        raise TypeError(f"level must be a number strictly between 0 and 1, not {type(level).__name__} {level!r}")
+
+
+def _check_option_values(resamples, level):
+    if resamples < 1:
+        raise ValueError(f"resamples is {resamples}: draw at least 1 resample")
+    if not 0 < level < 1:
+        raise ValueError(f"level is {level!r}: give a level strictly between 0 and 1, such as 0.95")
+
+
+def _resampled_means(differences, resamples, seed):
+    """Each resample's mean difference: one row of len(differences) indices per resample."""
+    n = differences.shape[0]
+    indices = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    return differences[indices].mean(axis=1)
+
+
+def paired_bootstrap(a, b, *, resamples=RESAMPLES, level=0.95, seed=0):
+    """How much method b scores above method a on the same questions, with its bootstrap interval.
+
+    `a[i]` and `b[i]` are the two methods' scores on question i (each question's
+    recall, say). Returns Interval(estimate, low, high, level):
+
+    - estimate: the mean of the differences b[i] - a[i] over all the questions,
+      that is mean(b) - mean(a): positive when b scores higher.
+    - low, high: the percentile interval. Draw `resamples` resamples; each is
+      len(a) question indices drawn uniformly at random with replacement, and
+      the SAME indices pick both methods' scores (paired: a question's two
+      scores stay together). The mean of b[i] - a[i] over a resample's indices
+      is that resample's difference. `low` is the (1 - level) / 2 quantile of
+      the resamples' differences and `high` their (1 + level) / 2 quantile: the
+      2.5% and 97.5% quantiles for level 0.95. Any usual definition of a sample
+      quantile will do (numpy.quantile's, or the value at that rank of the
+      sorted differences).
+    - level: the level asked for.
+
+    The draws come from a random generator seeded with `seed`, so the same a, b,
+    resamples, level and seed give the same Interval every time; which
+    generator, and the order of the draws, are yours to choose.
+
+    Bad input is refused in one line: a score that is not a number (a bool or
+    a str is not) or `resamples` that is not an int (nor a bool), TypeError; a
+    and b of different lengths or empty, a score that is NaN or infinite,
+    resamples below 1, or a level not strictly between 0 and 1, ValueError.
+    """
+    xs, ys = _scores("a", a), _scores("b", b)
+    _check_option_types(resamples, level)
+    if len(xs) != len(ys):
+        raise ValueError(f"a has {len(xs)} scores and b {len(ys)}: give both methods' scores on the same questions")
+    if not xs:
+        raise ValueError("a and b are empty: give at least one question's scores")
+    _finite("a", xs), _finite("b", ys)
+    _check_option_values(resamples, level)
+    differences = np.asarray(ys, dtype=float) - np.asarray(xs, dtype=float)
+    means = _resampled_means(differences, resamples, seed)
+    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return Interval(float(differences.mean()), float(low), float(high), float(level))
+
+
+# %%
 from labkit import lab_hints, show_hint  # in a notebook: show_hint(2)
 
 HINTS = lab_hints("rag8")  # labs/hints/rag8.json: asked for, not read

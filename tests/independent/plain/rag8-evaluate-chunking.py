@@ -472,6 +472,123 @@ def reversed_ranking_mrr(questions, chunks):
 # then `show_hint(2)` or `show_hint(2, "recall_at_k")`.
 
 # %%
+# paired_bootstrap, written apart from the reference from the handout's docstring alone.
+import math
+import numbers
+import random
+from typing import NamedTuple
+
+RESAMPLES = 2000  # bootstrap draws: enough for two decimals, a fraction of a second
+
+
+class Interval(NamedTuple):
+    """A mean with its percentile bootstrap interval (paired_bootstrap)."""
+
+    estimate: float  # the mean measured on the questions as they are
+    low: float  # the interval's lower end
+    high: float  # its upper end
+    level: float  # its confidence level: 0.95 for a 95% interval
+
+
+def _is_number(x):
+    # bool is an int subclass; numpy's bool_ is not a numbers.Real, so this refuses both.
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def _check_types(name, values):
+    try:
+        items = list(values)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be a sequence of numbers, not {type(values).__name__}: pass a list of scores"
+        ) from None
+    for i, x in enumerate(items):
+        if not _is_number(x):
+            raise TypeError(
+                f"{name}[{i}] is {type(x).__name__} {x!r}, not a number: give every score as an int or float"
+            )
+    return items
+
+
+def _check_finite(name, items):
+    for i, x in enumerate(items):
+        if not math.isfinite(x):
+            raise ValueError(f"{name}[{i}] is {x!r}: every score must be a finite number, not NaN or infinite")
+
+
+def _quantile(sorted_values, q):
+    """Linear interpolation between the closest ranks (numpy.quantile's default)."""
+    position = q * (len(sorted_values) - 1)
+    below = math.floor(position)
+    above = min(below + 1, len(sorted_values) - 1)
+    fraction = position - below
+    return sorted_values[below] + fraction * (sorted_values[above] - sorted_values[below])
+
+
+def paired_bootstrap(a, b, *, resamples=RESAMPLES, level=0.95, seed=0):
+    """How much method b scores above method a on the same questions, with its bootstrap interval.
+
+    `a[i]` and `b[i]` are the two methods' scores on question i (each question's
+    recall, say). Returns Interval(estimate, low, high, level):
+
+    - estimate: the mean of the differences b[i] - a[i] over all the questions,
+      that is mean(b) - mean(a): positive when b scores higher.
+    - low, high: the percentile interval. Draw `resamples` resamples; each is
+      len(a) question indices drawn uniformly at random with replacement, and
+      the SAME indices pick both methods' scores (paired: a question's two
+      scores stay together). The mean of b[i] - a[i] over a resample's indices
+      is that resample's difference. `low` is the (1 - level) / 2 quantile of
+      the resamples' differences and `high` their (1 + level) / 2 quantile: the
+      2.5% and 97.5% quantiles for level 0.95. Any usual definition of a sample
+      quantile will do (numpy.quantile's, or the value at that rank of the
+      sorted differences).
+    - level: the level asked for.
+
+    The draws come from a random generator seeded with `seed`, so the same a, b,
+    resamples, level and seed give the same Interval every time; which
+    generator, and the order of the draws, are yours to choose.
+
+    Bad input is refused in one line: a score that is not a number (a bool or
+    a str is not) or `resamples` that is not an int (nor a bool), TypeError; a
+    and b of different lengths or empty, a score that is NaN or infinite,
+    resamples below 1, or a level not strictly between 0 and 1, ValueError.
+    """
+    a = _check_types("a", a)
+    b = _check_types("b", b)
+    if not isinstance(resamples, numbers.Integral) or isinstance(resamples, bool):
+        raise TypeError(f"resamples must be an int, not {type(resamples).__name__} {resamples!r}")
+    if not isinstance(level, numbers.Real):  # a bool level is 0 or 1: a ValueError below
+        raise TypeError(f"level must be a number strictly between 0 and 1, not {type(level).__name__} {level!r}")
+    if len(a) != len(b):
+        raise ValueError(f"a has {len(a)} scores and b {len(b)}: give both methods' scores on the same questions")
+    if not a:
+        raise ValueError("a and b are empty: give at least one question's scores")
+    _check_finite("a", a)
+    _check_finite("b", b)
+    if resamples < 1:
+        raise ValueError(f"resamples is {resamples}: draw at least 1 resample")
+    if not 0 < level < 1:
+        raise ValueError(f"level is {level!r}: give a level strictly between 0 and 1, such as 0.95")
+
+    n = len(a)
+    differences = [float(y) - float(x) for x, y in zip(a, b)]
+    estimate = math.fsum(differences) / n
+
+    rng = random.Random(seed)
+    means = []
+    for _ in range(resamples):
+        # n questions drawn uniformly with replacement; each draw keeps its two scores paired,
+        # since it picks the question's difference b[i] - a[i].
+        drawn = rng.choices(differences, k=n)
+        means.append(sum(drawn) / n)
+    means.sort()
+
+    low = _quantile(means, (1 - level) / 2)
+    high = _quantile(means, (1 + level) / 2)
+    return Interval(float(estimate), float(low), float(high), float(level))
+
+
+# %%
 from labkit import lab_hints, show_hint  # in a notebook: show_hint(2)
 
 HINTS = lab_hints("rag8")  # labs/hints/rag8.json: asked for, not read
