@@ -221,8 +221,9 @@ QUOTES = (
         "rag9", "chroma", Table(r"Chroma's benchmark:", r"\s+[a-z]", cut_at="seconds"),
         absent_when="Chroma's benchmark (not shipped with the course) not found",
     ),
-    # rag11's recall by kind: words, meaning, both, beside rag7's chunks.
-    Quote("rag11", "by-kind", Table(r"Recall within .* by kind", r"\s+[a-z]")),
+    # rag11's recall by kind with intervals: words, meaning, both, beside rag7's chunks; every line under
+    # the heading (the intervals, the paired differences, the sentences they support).
+    Quote("rag11", "by-kind", Table(r"Recall within .* by kind", r"\s")),
 )
 
 
