@@ -558,7 +558,7 @@ class Example(NamedTuple):
     question: dict
     tokens: dict  # method -> tokens read up to the answer, or None where it is not all handed over
     shared: list  # (units holding it, term) for each term the question and its answer share, rarest first
-    ranks: dict = {}  # method -> rank (from 1) of the best unit lying on the answer, None if it ranks none
+    ranks: dict = {}  # method -> the rank (from 1) it gives the answer's unit, None if it does not rank it
 
 
 class Rule(NamedTuple):
@@ -595,15 +595,16 @@ def held(words, term):
     return last - first
 
 
-def answer_rank(ranking, hybrid, question):
-    """The rank (from 1) in `ranking` (unit rows, best first) of the first unit sharing a character with
-    one of `question`'s gold spans, or None if none of them is ranked."""
+def answer_ranks(rankings, hybrid, question):
+    """{method: the rank (from 1) its ranking gives the answer's unit, or None}. `rankings`: {method: unit
+    rows, best first}. The answer's unit is the unit sharing a character with a gold span that RRF ranks
+    best (or, if RRF ranks none, words, then meaning): one unit, so that its RRF score is the sum of
+    1 / (k + rank) over the two ranks printed beside it."""
     gold = rag8.gold_spans(question)
-    for rank, row in enumerate(ranking, 1):
-        doc_id, start, end = hybrid.units[row]
-        if any(doc_id == page and start < gold_end and gold_start < end for page, gold_start, gold_end in gold):
-            return rank
-    return None
+    on_answer = {row for row, (doc_id, start, end) in enumerate(hybrid.units)
+                 if any(doc_id == page and start < last and first < end for page, first, last in gold)}
+    unit = next((row for method in ("RRF", "words", "meaning") for row in rankings[method] if row in on_answer), None)
+    return {method: ranking.index(unit) + 1 if unit in ranking else None for method, ranking in rankings.items()}
 
 
 def examples(questions, hits, hybrid, ranked, alpha):
@@ -626,8 +627,8 @@ def examples(questions, hits, hybrid, ranked, alpha):
                                               e.shared[0][0] if rule.rare and e.shared else 0,
                                               e.tokens[rule.winner]))
             one = ranked[questions.index(example.question)]
-            chosen.append(example._replace(ranks={method: answer_rank(rank(one, alpha), hybrid, example.question)
-                                                  for method, rank in METHODS.items()}))
+            rankings = {method: list(rank(one, alpha)) for method, rank in METHODS.items()}
+            chosen.append(example._replace(ranks=answer_ranks(rankings, hybrid, example.question)))
     return chosen
 
 
@@ -645,7 +646,7 @@ def step_examples(chosen, n_units):
         if example.shared:
             line += f"; the rarest, {example.shared[0][1]!r}, is in {example.shared[0][0]:,} of {n_units:,} units"
         print(line)
-        print(f"     rank of the best unit on the answer, of {DEPTH} ranked: "
+        print(f"     the rank each gives the answer's unit, of {DEPTH} ranked: "
               + ", ".join(f"{method} {example.ranks[method] or '-'}" for method in METHODS))
         if example.label == "only fusion finds":
             print(f"     {why_fused(example.ranks)}")
@@ -656,8 +657,8 @@ def why_fused(ranks):
     words, meaning = ranks["words"], ranks["meaning"]
     if words is None or meaning is None:
         side, rank = ("words", words) if meaning is None else ("meaning", meaning)
-        return (f"only {side} ranks it ({rank}); fusion reads it within the budget because it reads other "
-                "parents before it")
+        return (f"only {side} ranks this unit ({rank}): the fused ranking reads its parent within the budget, "
+                f"where {side} alone reads other parents first")
     total = Fraction(1, RRF_K + words) + Fraction(1, RRF_K + meaning)
     beaten = math.ceil(1 / total) - RRF_K - 1  # the worst rank whose 1 / (k + rank) alone still beats the sum
     alone = (f"only a unit ranked {beaten} or better by one side alone beats it" if beaten >= 1 else
