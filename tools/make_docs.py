@@ -269,8 +269,9 @@ QUOTES = (
         absent_when="Chroma's benchmark (not shipped with the course) not found",
     ),
     Quote("rag9", "plainly", Table(r"Plainly", r"\s+\S")),
-    # rag11's recall by kind: words, meaning, both, beside rag7's chunks.
-    Quote("rag11", "by-kind", Table(r"Recall within .* by kind", r"\s+[a-z]")),
+    # rag11's recall by kind with intervals: words, meaning, both, beside rag7's chunks; every line under
+    # the heading (the intervals, the paired differences, the sentences they support).
+    Quote("rag11", "by-kind", Table(r"Recall within .* by kind", r"\s")),
 )
 
 
