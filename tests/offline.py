@@ -22,6 +22,9 @@ RUN_SCRIPT = REFUSE_NETWORK + (
 )
 
 
+LAB_RUN_LIMIT = 300  # seconds a lab may take here: about 25 alone, many times that on a loaded machine
+
+
 def run_offline(
     path: Path, cwd: Path, env: dict | None = None, args: tuple = ()
 ) -> subprocess.CompletedProcess:
@@ -29,5 +32,5 @@ def run_offline(
     and capture what it prints."""
     return subprocess.run(
         [sys.executable, "-c", RUN_SCRIPT, str(path), *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=LAB_RUN_LIMIT,
     )

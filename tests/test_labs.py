@@ -15,7 +15,7 @@ import labkit
 import labkit.cases
 import pytest
 from scratch import temporary_folder
-from offline import run_offline
+from offline import LAB_RUN_LIMIT, run_offline
 
 ROOT = Path(__file__).resolve().parent.parent
 # In the course's order: rag10 after rag9 (as text, "rag10" sorts before "rag4").
@@ -70,6 +70,10 @@ def solution_run(tmp_path_factory):
 
 
 STARTED: dict = {}  # lab -> the future of its run
+# How long a test may wait for its lab's run: the eight runs share two workers and the machine with the
+# rest of the tests (and, in CI, with another run of them), so the wait is generous; the runs' own speed
+# is measured in the benchmark, not here.
+LAB_WAIT = 2 * LAB_RUN_LIMIT + 60
 LAB_RUNS = ThreadPoolExecutor(max_workers=2)
 
 
@@ -89,6 +93,7 @@ def start_early(session) -> None:
 
 
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
+@pytest.mark.timeout(LAB_WAIT)
 def test_solution_lab_passes_offline(solution, solution_run):
     lab = solution.stem.split("-")[0]
     run = solution_run(lab)
@@ -116,6 +121,7 @@ REFRESH = "run: python tools/make_docs.py"
 
 
 @pytest.mark.parametrize("block", QUOTED_BLOCKS, ids=lambda block: f"{block.lab}-{block.name}")
+@pytest.mark.timeout(LAB_WAIT)
 def test_the_docs_quote_what_the_lab_prints(block, solution_run, tmp_path):
     if block.lab.endswith(DOCS.STUB):  # the student's lab, which stops at its first TODO at once
         stdout = DOCS.run_labs([block.lab], tmp_path)[block.lab]
@@ -128,6 +134,7 @@ def test_the_docs_quote_what_the_lab_prints(block, solution_run, tmp_path):
     assert block.content == printed, f"{block.page}'s {block.marker} is stale; {REFRESH}"
 
 
+@pytest.mark.timeout(LAB_WAIT)
 def test_the_images_of_docs_show_what_the_labs_make(solution_run):
     """docs/chunk-sizes.png says it shows what rag6's plot of this run does, and
     docs/chunk-view.png carries the sha256 of the plain view rag5 printed."""
