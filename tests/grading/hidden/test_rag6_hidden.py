@@ -242,13 +242,17 @@ def test_every_block_over_a_small_budget_stays_whole_hidden(rag6):
 
 
 @pytest.mark.grades("markdown_chunks")
-@pytest.mark.parametrize("text, expected", [
-    ("\n\n  \n", [(0, 5)]), ("---\nid: x\n---\n", [(0, 14)]),
-    ("plain text, no heading", [(0, 22)])],
-    ids=["blank lines", "front matter alone", "no heading"])
-def test_markdown_chunks_hidden_small_texts(rag6, text, expected):
-    chunks = rag6.markdown_chunks(text, 10)
-    check.markdown_basics(text, chunks, 10)
+@pytest.mark.parametrize("text, max_tokens, expected", [
+    ("Steps to run:\n- fetch the key\n- check it twice\n", 10, [(0, 14), (14, 47)]),
+    ("---\nid: x\n---\nplain text, no heading", 20, [(0, 14), (14, 36)]),
+    ("A note on keys:\n> keep the key\n> offline, always\n", 10, [(0, 16), (16, 49)])],
+    ids=["a list under a paragraph", "front matter, then a line", "a quote under a paragraph"])
+def test_markdown_chunks_hidden_small_texts(rag6, text, max_tokens, expected):
+    """Blocks first: a list or quote that interrupts a paragraph is a block of its own, front matter a
+    chunk of its own, though each text would fit in fewer chunks (as rag5's chunker packs it)."""
+    chunks = rag6.markdown_chunks(text, max_tokens)
+    check.markdown_basics(text, chunks, max_tokens)
+    check.blocks_whole(text, chunks, max_tokens)
     check.expect(check.spans(chunks), expected)
 
 
@@ -264,10 +268,13 @@ def test_markdown_chunks_hidden_errors(rag6, args, error):
 @check.hidden_seed
 @given(text=markdown_page, max_tokens=st.integers(4, 40), data=st.data())
 def test_markdown_chunks_hidden_property(rag6, text, max_tokens, data):
+    """Lossless, in budget, fences and tables whole, and every block that fits whole (rag5's
+    chunker, which knows no blocks, cuts them)."""
     overlap = data.draw(st.integers(0, max_tokens // 2))
     chunks = rag6.markdown_chunks(text, max_tokens, overlap)
     check.markdown_basics(text, chunks, max_tokens)
     check.nothing_protected_cut(text, chunks)
+    check.blocks_whole(text, chunks, max_tokens, overlap)
 
 
 @pytest.mark.grades("chunk_section")
