@@ -112,6 +112,28 @@ def whole_blocks(text):
     return blocks
 
 
+BLOCK_TOKENS = ("fence", "code_block", "html_block", "hr")  # blocks with no closing token
+
+
+def top_blocks(text):
+    """[(kind, start, end)] of the page's blocks at the top level (not inside a list or quote: a
+    list or quote is one block), in order: the token's type without "_open" ("paragraph",
+    "heading", "bullet_list", "fence", "table", ...), and "front_matter" for a leading front-matter
+    block; `end` excludes the last line break, and blank lines between blocks belong to none."""
+    lines, tokens = _parsed(text)
+    blocks = []
+    match = FRONT_MATTER.match(text)
+    if match:
+        blocks.append(("front_matter", 0, len(match.group().rstrip("\r\n"))))
+    for token in tokens:
+        if token.level != 0 or not token.map or not (token.type.endswith("_open") or token.type in BLOCK_TOKENS):
+            continue
+        first, last = token.map[0], min(token.map[1], len(lines))
+        if first < last:
+            blocks.append((token.type.removesuffix("_open"), lines[first][0], lines[last - 1][1]))
+    return blocks
+
+
 def headings(text):
     """[(start, end, path)] of the headings that open sections: ATX and setext, at the top level
     (not in lists or quotes), each with the heading path of titles it opens, as enter_section

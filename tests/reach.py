@@ -47,7 +47,8 @@ for folder in (ROOT, ROOT / "tools" / "grading", ROOT / "tests"):
 
 from points import POINTS  # noqa: E402
 
-CALL_SECONDS = 3  # a stand-in's test call that runs longer is stopped and counted as failed
+CALL_SECONDS = 3  # a stand-in's test call that takes more CPU time is stopped and counted as failed
+WAIT_SECONDS = 60  # ... or that takes this long on the clock (one that sleeps or waits uses no CPU)
 EXAMPLES = 8  # property examples a test (the grader's profile draws 60)
 PACKAGES = ("textwrap", "mistune")  # what a student might call for a chunker or a Markdown rule
 
@@ -172,13 +173,14 @@ class StandIn:
         self.timed_out = False
 
     def passes(self, call, lab: str, functions) -> bool:
-        """Whether one test call passes with this stand-in, in CALL_SECONDS at most."""
+        """Whether one test call passes with this stand-in, in CALL_SECONDS of CPU time at most."""
         if self.timed_out:
             return False
         arguments = dict(call.parameters)
         if lab in inspect.signature(call.test).parameters:
             arguments[lab] = functions
-        signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS)
+        signal.setitimer(signal.ITIMER_PROF, CALL_SECONDS)  # CPU time: a loaded machine stops no answer early
+        signal.setitimer(signal.ITIMER_REAL, WAIT_SECONDS)
         try:
             with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
                 call.test(**arguments)
@@ -189,6 +191,7 @@ class StandIn:
         except BaseException:  # noqa: BLE001 (a delegation may raise anything, SystemExit too)
             return False
         finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
 
 
@@ -286,6 +289,7 @@ def study(lab: str, only=()) -> dict:
     from labkit.public_tests import lab_functions
 
     signal.signal(signal.SIGALRM, _time_out)
+    signal.signal(signal.SIGPROF, _time_out)
     folder = Path(tempfile.mkdtemp(prefix="reach-", dir=Path.cwd()))  # tests/test_reach.py's scratch folder
     try:
         module = load_stub_lab(lab, folder)

@@ -56,12 +56,7 @@ def test_the_grading_tests_ask_the_rules_about_no_line_the_lab_has_the_reading_o
 
 # Functions a delegation still earns points in, and why: a test of one is expected to fail,
 # strictly, so once its tests demand what the given code does not do, it must come out.
-KNOWN_REACH = {
-    ("rag5", "recursive_chunks"): "rag4's token_windows is a lossless chunker in budget, all its "
-                                  "properties ask for; none asks for cuts at the coarsest seams",
-    ("rag6", "markdown_chunks"): "rag5's recursive_chunks and rag4's token_windows pass its tests "
-                                 "of texts without fences or tables",
-}
+KNOWN_REACH = {}
 
 
 def study_lab(lab: str) -> dict:

@@ -6,7 +6,8 @@ first turns the audit hook off (the red team's kit.break_the_wall), so that only
   bounded, as the sandbox's /tmp is;
 - a lab is compiled from its source: bytecode handed in beside it is never run;
 - the audit hook refuses what is not on its allowlist (sqlite3's own file opening, say);
-- a hidden test's worker has ended before a public test's worker starts.
+- a hidden test's worker has ended before a public test's worker starts;
+- a worker makes no device node (a FIFO, a character or block device) in its scratch or /tmp.
 
 Each runs in every layer this machine gives (the sandbox where bubblewrap works, and a plain process).
 
@@ -204,3 +205,18 @@ def test_no_futex_or_page_cache_carries_a_message_between_workers(tmp_path, isol
     for channel, got in (("futex", by_futex), ("cache", by_cache)):
         value = got.get(channel) if isinstance(got, dict) else None
         assert value != message, f"{isolation}: the {channel} carried the message {message}: {got}"
+
+
+@pytest.mark.parametrize("isolation", LAYERS)
+def test_a_worker_makes_no_device_node(tmp_path, isolation):
+    """The red team's late find: a FIFO or device node in a worker's scratch (Landlock refuses it) or made by
+    mknod (seccomp refuses it), which another worker or the host could open. In the sandbox, and in every
+    other layer this machine gives."""
+    lab = attack_lab(tmp_path / "nodes", "device_node", isolation)
+    try:
+        made = lab.word_windows(f"node-{TOKEN}", 3)
+    finally:
+        lab.close()
+    assert "hook" not in made, "the attack could not turn the audit hook off"
+    assert [node for node, outcome in made.items() if outcome == "made"] == [], f"{isolation}: {made}"
+    assert not list(Path("/tmp").glob(f"node-{TOKEN}-*")), "a node was left in the host's /tmp"

@@ -198,8 +198,9 @@ def test_property_overlap_is_exact(rag5, text, max_tokens, data):
 @pytest.mark.grades("recursive_chunks")
 def test_repeated_text_gets_exact_offsets(rag5):
     text = "chunk chunk chunk. " * 40
-    chunks = rag5.recursive_chunks(text, 12, 3)
-    check.chunker_basics(text, chunks, 12)
+    chunks = rag5.recursive_chunks(text, 14, 3)
+    check.chunker_basics(text, chunks, 14)
+    check.coarsest_seams(text, chunks, 14, 3)
 
 
 @pytest.mark.grades("recursive_chunks")
@@ -215,13 +216,17 @@ def test_property_lossless_in_budget_deterministic(rag5, text, max_tokens, data)
     overlap = data.draw(st.integers(0, max_tokens // 2))
     chunks = rag5.recursive_chunks(text, max_tokens, overlap)
     check.chunker_basics(text, chunks, max_tokens)
+    check.coarsest_seams(text, chunks, max_tokens, overlap)
     check.same_again(rag5.recursive_chunks(text, max_tokens, overlap), chunks)
 
 
 @pytest.mark.grades("recursive_chunks")
-@pytest.mark.parametrize("text", ["토큰", "토큰 " * 30])
+@pytest.mark.parametrize("text", ["토큰 " + "Orbit runs jobs. " * 10, "Orbit runs jobs.\n\n토큰 토큰\n\n" * 5],
+                         ids=["sentences", "paragraphs"])
 def test_the_least_budget_is_read_from_the_text(rag5, text):
     """'토큰' is 5 tokens with no token start inside: at 20 tokens and an overlap of 16, packing
-    must aim at 5 (the given packing_budget, from the index), not at the 4 a character needs."""
+    must aim at 5 (the given packing_budget, from the index), not at the 4 a character needs;
+    and at 5, the sentences and paragraphs that fit stay whole."""
     chunks = rag5.recursive_chunks(text, 20, 16)
     check.chunker_basics(text, chunks, 20)
+    check.coarsest_seams(text, chunks, 20, 16)

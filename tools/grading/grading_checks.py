@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-from markdown_oracle import FRONT_MATTER, cuts, headings, indented_code_cuts, whole_blocks
+from markdown_oracle import FRONT_MATTER, cuts, headings, indented_code_cuts, top_blocks, whole_blocks
 
 from academy_llm import (
     Chunk,
@@ -29,6 +29,7 @@ from academy_llm import (
     count_tokens,
     embed,
     is_clean_cut,
+    token_positions,
     token_starts,
 )
 
@@ -216,6 +217,52 @@ def nothing_protected_cut(text: str, chunks) -> None:
     for kind, start, end, position in cuts(text, chunks) + indented_code_cuts(text, chunks):
         raise AssertionError(f"a chunk edge at {position} cuts the {blocks[kind]} at [{start}, {end}) "
                              f"{short(text[start:end], 40)}")
+
+
+LISTS = ("bullet_list", "ordered_list")
+
+
+def blocks_whole(text: str, chunks, max_tokens: int, overlap: int = 0) -> None:
+    """Structure first, size second (rag6): chunks end where the page's blocks do.
+
+    The blocks are the grader's own reading (markdown_oracle.top_blocks: a
+    paragraph, a heading, a whole list or quote, a fence, a table). A block that
+    fits the packing budget (packing_budget) is a piece no chunk cuts: no chunk
+    ends inside it. Headings are glued to the block after them, so a heading and
+    that block fit together or neither is judged; a piece runs from where the one
+    before it ends to the next block's start, blank lines and all. A block over
+    budget may be cut at rag5's seams. Front matter is a chunk of its own: a chunk
+    ends after it, before the body's first block. Overlap moves starts, never ends.
+    """
+    budget = packing_budget(text, max_tokens, overlap)
+    blocks = top_blocks(text)
+    blank = {edge for line in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n|$)", text) if not line.group().strip()
+             for edge in line.span()}  # a line of spaces of any kind (NBSP too) is blank to the lab, not to CommonMark
+    ends = sorted(chunk.end for chunk in chunks)
+    cuts = [end for end in ends if end not in blank]
+    bounds = [start for _, start, _ in blocks[1:]] + [len(text)]  # where each block's piece ends
+    pieces, glued = [], []  # glued: the headings waiting for the block after them
+    for block, bound in zip(blocks, bounds):
+        above = pieces[-1][0][-1] if pieces and not glued else None
+        if above and above[0] in LISTS and block[0] in LISTS and text[above[2]:block[1]] in ("\n", "\r\n", "\r"):
+            pieces[-1] = (pieces[-1][0] + [block], bound)  # a list right under a list: one, as the lab reads them
+            continue
+        glued.append(block)
+        if block[0] != "heading" or bound == len(text):
+            pieces.append((glued, bound))
+            glued = []
+    for (held, bound), begin in zip(pieces, [0] + [bound for _, bound in pieces]):
+        if held[0][0] == "front_matter":
+            end = held[0][2]
+            assert bound == len(text) or any(end <= at <= bound for at in ends), (
+                f"no chunk ends after the front matter at [0, {end}): it is a chunk of its own")
+        if not surely_fits(text, begin, bound, budget):  # blank lines before the first block are its piece's
+            continue
+        for kind, start, end in held:
+            inside = cuts[bisect.bisect_right(cuts, start):bisect.bisect_left(cuts, end)]
+            assert not inside, (
+                f"a chunk ends at {inside[0]}, inside the {kind.replace('_', ' ')} at [{start}, {end}) "
+                f"{short(text[start:end], 30)}, which fits in {budget} tokens: a block that fits is never cut")
 
 
 def same_again(again, chunks) -> None:
@@ -595,6 +642,68 @@ def overlap_exact(text: str, chunks, packed, max_tokens: int, overlap: int) -> N
             f"{name(chunk)} starts at {chunk.start}, expected {expected}: the first clean cut "
             f"(a word's space, a line's start) from the page's token {overlap} back from "
             f"{base.start}, where it starts without overlap")
+
+
+# rag5's seams, coarsest first, as the lab gives them (its SEAMS): a cut goes where a match ends.
+RAG5_SEAMS = [
+    re.compile(r"(?:\r\n|\r|\n)(?:[^\S\r\n]*(?:\r\n|\r|\n))+"),  # blank lines
+    re.compile(r"\r\n|\r|\n"),  # line breaks
+    re.compile(r"(?<![.!?])[.!?]+[\"')\]]*(?=[^\S\r\n])"),  # sentence ends
+    re.compile(r"(?<=\S)(?=[^\S\r\n])"),  # spaces
+    re.compile(r"(?<=\s)(?=\S)"),  # word starts
+]
+
+
+def surely_fits(text: str, start: int, end: int, budget: int) -> bool:
+    """text[start:end] is within `budget` however a chunker counts it: on its own (count_tokens) and
+    by the whole text's tokens that start inside it, plus one for a token straddling its start (rag5's
+    TokenIndex estimate, which is never less at a cut that is not clean)."""
+    if count_tokens(text[start:end]) > budget:
+        return False
+    starts, numbers = token_positions(text)
+    first, last = int(starts.searchsorted(start)), int(starts.searchsorted(end))
+    straddles = first == len(starts) or int(starts[first]) != start
+    return int(numbers[last] - numbers[first]) + straddles <= budget
+
+
+def whole_pieces(text: str, budget: int) -> list:
+    """[(start, end)] of the pieces rag5's split keeps whole at `budget`, found here from the lab's
+    prose: a span within budget is returned as it is; one over it is cut after every match of the
+    coarsest seam that occurs in it, and each piece still over budget is split with the finer seams.
+    A piece with no seam left (a long URL) may be cut anywhere, so it gives none."""
+    found = []
+
+    def split(start, end, level):
+        if surely_fits(text, start, end, budget):
+            found.append((start, end))
+            return
+        for level in range(level, len(RAG5_SEAMS)):
+            cuts = [m.end() for m in RAG5_SEAMS[level].finditer(text, start, end) if start < m.end() < end]
+            if cuts:
+                for piece_start, piece_end in zip([start, *cuts], [*cuts, end]):
+                    split(piece_start, piece_end, level + 1)
+                return
+
+    if text:
+        split(0, len(text), 0)
+    return found
+
+
+def coarsest_seams(text: str, chunks, max_tokens: int, overlap: int = 0) -> None:
+    """No chunk ends inside a piece that rag5's split keeps whole (whole_pieces) at the packing
+    budget (packing_budget: max_tokens, less the room left for overlap): a chunk ends at a finer
+    seam only where the coarser piece around it is over budget. Overlap moves starts, never ends."""
+    budget = packing_budget(text, max_tokens, overlap)
+    pieces = whole_pieces(text, budget)
+    piece_starts = [start for start, _ in pieces]
+    for chunk in chunks:
+        number = bisect.bisect_left(piece_starts, chunk.end) - 1
+        if number >= 0 and pieces[number][0] < chunk.end < pieces[number][1]:
+            start, end = pieces[number]
+            raise AssertionError(
+                f"{name(chunk)} ends at {chunk.end}, inside {short(text[start:end], 40)} at [{start}, {end}), "
+                f"which fits in {budget} tokens: cut at the coarsest seam that fits (a paragraph before a "
+                f"line, a line before a sentence, a sentence before a word)")
 
 
 def next_clean_cut(text: str, position: int, limit: int) -> int:

@@ -82,10 +82,13 @@ def test_overlap_hidden_property(rag5, text, max_tokens, data):
 
 @pytest.mark.grades("recursive_chunks")
 @check.hidden_seed
-@given(text=lined_text, max_tokens=st.integers(4, 24), data=st.data())
+@given(text=st.one_of(lined_text, prose, lined_prose), max_tokens=st.integers(4, 24), data=st.data())
 def test_recursive_chunks_hidden_property(rag5, text, max_tokens, data):
+    """Lossless, in budget, and cut at the coarsest seams that fit (rag4's windows are none of the last)."""
     overlap = data.draw(st.integers(0, max_tokens - 1))
-    check.chunker_basics(text, rag5.recursive_chunks(text, max_tokens, overlap), max_tokens)
+    chunks = rag5.recursive_chunks(text, max_tokens, overlap)
+    check.chunker_basics(text, chunks, max_tokens)
+    check.coarsest_seams(text, chunks, max_tokens, overlap)
 
 
 @pytest.mark.grades("recursive_chunks")
