@@ -563,13 +563,9 @@ def step_compare(questions, hits, alpha):
     comparison = rag10.compare(questions, scores, "words")
     rag10.print_comparison(comparison, names, 22)
     print("   What this data shows:")
-
-    def difference(ours, other):
-        return {kind: paired_difference(comparison.scores[other][kind], values) if values else None
-                for kind, values in comparison.scores[ours].items()}
-
+    overall = {method: comparison.scores[method]["all"] for method in comparison.scores}
     lines = rag10.kind_claims(comparison.difference["RRF"], names["RRF"], names["words"])
-    lines += [claim(difference(ours, other)["all"], names[ours], names[other])
+    lines += [claim(paired_difference(overall[other], overall[ours]), names[ours], names[other])
               for ours, other in (("RRF", "meaning"), ("weighted", "RRF"), ("RRF", "rag10"), ("RRF", "rag7"))]
     for line in lines:
         print(f"   - {line}")

@@ -46,6 +46,7 @@ import numpy as np
 from academy_llm import corpus_pages, corpus_questions, count_tokens, embed, embed_cost, make_chunk, top_k_each
 from labkit import Case, Invariants, load_lab, returns, run_lab, show_figure
 from labkit.retrieval import gold_spans  # given: every span a question's answer needs
+from labkit.uncertainty import NOT_SHOWN  # given: what a difference whose interval holds 0 may claim
 
 rag4 = load_lab("rag4")
 rag5 = load_lab("rag5")
@@ -293,9 +294,6 @@ def mean_interval(scores, **options):
     """One method's mean score with its interval: the same bootstrap, as the method's difference
     from one that scores 0 on every question (options as for paired_bootstrap)."""
     return paired_bootstrap([0.0] * len(scores), scores, **options)
-
-
-NOT_SHOWN = "not shown by this data"
 
 
 def shows_a_difference(interval):

@@ -100,7 +100,8 @@ def resolve(draft: dict, pages: dict[str, str]) -> tuple[dict | None, list[str]]
             problems.append(f"{why}: {quote[:60]!r}")
         else:
             spans.append({"start": start, "end": start + len(quote), "answer": quote})
-    for a, b in zip(sorted(spans, key=lambda s: s["start"]), sorted(spans, key=lambda s: s["start"])[1:]):
+    ordered = sorted(spans, key=lambda span: span["start"])
+    for a, b in zip(ordered, ordered[1:]):
         if b["start"] < a["end"]:
             problems.append("two answers of one question overlap: quote distinct places")
     if problems:
@@ -154,12 +155,11 @@ def overlap_table(questions: list[dict]) -> str:
     lines = ["kind            n    " + "  ".join(f"{b:>4}" for b in bins) + "   <=1"]
     for kind, row in counts.items():
         n = sum(row.values())
+        if not n:
+            lines.append(f"{kind:<13}    0")
+            continue
         paraphrased = row["0"] + row["1"]
-        lines.append(
-            f"{kind:<13} {n:>4}    "
-            + "  ".join(f"{row[b]:>4}" for b in bins)
-            + f"   {paraphrased / n:.0%}" if n else f"{kind:<13}    0"
-        )
+        lines.append(f"{kind:<13} {n:>4}    " + "  ".join(f"{row[b]:>4}" for b in bins) + f"   {paraphrased / n:.0%}")
     return "\n".join(lines)
 
 
