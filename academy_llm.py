@@ -33,7 +33,7 @@ from threadpoolctl import threadpool_limits
 threadpool_limits(1, user_api="blas")
 
 __all__ = [  # what a lab or a test may import from here
-    "DATASETS", "MAX_TOKENS_PER_CHARACTER", "TOKENIZER_FILE", "TokenizerFileError",
+    "COURSE_ROOT", "DATASETS", "MAX_TOKENS_PER_CHARACTER", "TOKENIZER_FILE", "TokenizerFileError",
     "read_bpe_ranks", "tokenizer", "encode", "count_tokens", "token_positions", "token_starts",
     "is_clean_cut", "Chunk", "make_chunk", "check_text_and_window", "check_exact_slices",
     "check_in_order", "find_lost_text", "check_lossless", "check_budget", "check_chunking",
@@ -41,8 +41,12 @@ __all__ = [  # what a lab or a test may import from here
     "read_page", "corpus_pages", "corpus_questions",
 ]
 
+# The course's files (datasets/, assets/, the labs' hints and public tests, the reference labs
+# compare chunks with): beside this module in a clone or a handout. A wheel installs modules
+# only, so its build (setup.py) puts the same files in labkit/course/, found here once installed.
 HERE = Path(__file__).resolve().parent
-DATASETS = HERE / "datasets"  # the corpora and questions the labs use
+COURSE_ROOT = HERE / "labkit" / "course" if (HERE / "labkit" / "course").is_dir() else HERE
+DATASETS = COURSE_ROOT / "datasets"  # the corpora and questions the labs use
 
 # --------------------------------------------------------------------------
 # Tokenizer: cl100k_base, offline
@@ -52,7 +56,7 @@ DATASETS = HERE / "datasets"  # the corpora and questions the labs use
 # its sha256. We never touch TIKTOKEN_CACHE_DIR, so a user's own tiktoken
 # set-up keeps working side by side with ours.
 
-TOKENIZER_FILE = HERE / "assets" / "cl100k_base.tiktoken"
+TOKENIZER_FILE = COURSE_ROOT / "assets" / "cl100k_base.tiktoken"
 TOKENIZER_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 
 # The pre-tokenizer pattern and special tokens of cl100k_base (as in tiktoken).

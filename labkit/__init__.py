@@ -24,6 +24,7 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
                questions is (a seeded percentile bootstrap)
 - compare.py   `chunking-labs compare DOCS --questions QUESTIONS`: rag8's harness on a
                learner's own documents; cli.py, the `chunking-labs` command that runs it
+- start.py     `chunking-labs start DIR`: a student's copy of the labs from the installed course
 """
 
 from labkit.cases import (

@@ -1,5 +1,6 @@
 """chunking-labs: the course's command (pyproject.toml's [project.scripts]), one subcommand per task.
 
+    chunking-labs start DIR                             a student's copy of the labs to work in
     chunking-labs compare DOCS --questions QUESTIONS    the course's harness on your own documents
 
 Each subcommand lives in its own module, which gives its options (`add_arguments`) and runs
@@ -11,9 +12,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from labkit import compare
+from labkit import compare, start
 
 SUBCOMMANDS = {  # name -> (module, one line of help)
+    "start": (start, "write a student's copy of the labs, their hints and notebooks into DIR"),
     "compare": (compare, "which chunking finds the answers in your own documents, with intervals"),
 }
 

@@ -46,9 +46,10 @@ from academy_llm import (
     check_exact_slices, count_tokens, describe_embedder, embed, embedder_name, read_page, top_k_each,
 )
 from labkit.loading import load_lab
+from academy_llm import COURSE_ROOT
 from labkit.uncertainty import bootstrap_mean, paired_difference
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = COURSE_ROOT
 SOLUTIONS = ROOT / "solutions"
 PEERS_FILE = ROOT / "benchmarks" / "chunkers.py"  # the benchmark's peers, in a clone of the course
 PEER_MODULES = ("langchain_text_splitters", "semchunk", "chonkie")

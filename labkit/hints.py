@@ -19,13 +19,13 @@ import json
 import sys
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
 
 from labkit.notebook import in_notebook
+from academy_llm import COURSE_ROOT
 
 
 HINT_LEVELS = (1, 2, 3)
-HINTS_FOLDER = Path(__file__).resolve().parent.parent / "labs" / "hints"
+HINTS_FOLDER = COURSE_ROOT / "labs" / "hints"
 
 
 def lab_hints(lab: str) -> dict:

@@ -22,8 +22,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from labkit.cases import error_line, shown
+from academy_llm import COURSE_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = COURSE_ROOT
 TESTS = ROOT / "tests" / "grading"
 SHOWN_FAILURES = 5  # failing tests named in the check's line; pytest lists them all
 

@@ -195,16 +195,29 @@ def python_paths() -> list[str]:
     return sorted(paths)
 
 
+def installed_courses() -> list[str]:
+    """A wheel of the course installed in this Python (site-packages/labkit/, with its reference labs
+    and rag8's resampling in course/): workers import the grader's own copy, first on their path,
+    and must not find this one. Not when the grader itself runs from it."""
+    here = os.path.realpath(__file__)
+    found = []
+    for site_folder in python_paths():
+        package = os.path.realpath(os.path.join(site_folder, "labkit"))
+        if os.path.isdir(os.path.join(package, "course")) and not here.startswith(package + os.sep):
+            found.append(package)
+    return found
+
+
 @functools.cache
 def hidden_paths() -> tuple:
-    """Where HIDDEN_PACKAGES are installed: folders no worker may read."""
+    """Where HIDDEN_PACKAGES and an installed course are: folders no worker may read."""
     import importlib.util
 
-    found = []
+    found = installed_courses()
     for name in HIDDEN_PACKAGES:
         spec = importlib.util.find_spec(name)
         found += list(spec.submodule_search_locations or []) if spec else []
-    return tuple(sorted(os.path.realpath(path) for path in found))
+    return tuple(sorted(set(os.path.realpath(path) for path in found)))
 
 
 def worker_reads(readable: tuple) -> list:
