@@ -133,7 +133,8 @@ def in_short(mine: Boundaries, theirs: Boundaries, my_recall, their_recall, ours
     less = [f"{what} ({getattr(mine, field)} against {getattr(theirs, field)})" for what, field in COUNTS
             if getattr(mine, field) < getattr(theirs, field)]
     read = paired_difference(their_recall.read, my_recall.read)
-    cost = (f"and {read.verdict('more', 'fewer')} tokens to read in its top {my_recall.k} ({read.mean:+.0f} a question)"
+    cost = (f"and {read.verdict('more', 'fewer')} tokens to read in its top {my_recall.k} "
+            f"({read.estimate:+.0f} a question)"
             if read.shown else "and reading cost " + NOT_SHOWN)
     gains = f"fewer {', fewer '.join(less)}" if less else "no fewer cut words or split blocks"
     return f"In short, {ours} against {other}: {found}. What it changes is the chunks: {gains}, {cost}."

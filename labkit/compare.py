@@ -500,9 +500,9 @@ def recommendation(rows: list, budget: int) -> str:
     """The best method and its margin over the next, or NO_WINNER when any difference's interval holds 0."""
     best = rows[0]
     if len(rows) == 1:
-        return f"Only {best.method} was measured: recall {best.recall.mean:.2f} within {budget:,} tokens."
+        return f"Only {best.method} was measured: recall {best.recall.estimate:.2f} within {budget:,} tokens."
     runner = rows[1]
-    margin = _shown(-runner.difference.mean)
+    margin = _shown(-runner.difference.estimate)
     interval = f"{_shown(-runner.difference.high)} to {_shown(-runner.difference.low)}"
     tied = [row.method for row in rows[1:] if not row.difference.shown]
     level = f"{best.recall.level:.0%}"
@@ -510,7 +510,7 @@ def recommendation(rows: list, budget: int) -> str:
         return (f"{NO_WINNER[0].upper()}{NO_WINNER[1:]}: {best.method} leads {runner.method} by {margin} "
                 f"in recall within {budget:,} tokens ({level} interval {interval}), and the interval of its "
                 f"difference from {_some(tied)} holds 0; more questions would narrow it.")
-    return (f"Recommended: {best.method}, recall {best.recall.mean:.2f} within {budget:,} tokens, "
+    return (f"Recommended: {best.method}, recall {best.recall.estimate:.2f} within {budget:,} tokens, "
             f"{margin} ahead of {runner.method} ({level} interval {interval}).")
 
 
@@ -531,8 +531,8 @@ HEADERS = ("method", "size", "recall", "recall low", "recall high", "vs best", "
 
 def _cells(row: Row) -> list:
     """A row's values for the CSV file, in HEADERS' order."""
-    return [row.method, row.size or "", f"{row.recall.mean:.4f}", f"{row.recall.low:.4f}",
-            f"{row.recall.high:.4f}", f"{row.difference.mean:.4f}", f"{row.difference.low:.4f}",
+    return [row.method, row.size or "", f"{row.recall.estimate:.4f}", f"{row.recall.low:.4f}",
+            f"{row.recall.high:.4f}", f"{row.difference.estimate:.4f}", f"{row.difference.low:.4f}",
             f"{row.difference.high:.4f}", row.chunks, f"{row.tokens:.0f}"]
 
 
@@ -542,9 +542,9 @@ def table_text(rows: list, budget: int) -> list:
     lines = [f"{'method':<{width}}  {'size':>4}  {f'recall within {budget:,} tokens':>26}  "
              f"{'vs best':>22}  {'chunks':>7}  {'tokens read':>11}"]
     for row in rows:
-        recall = f"{row.recall.mean:.2f} [{row.recall.low:.2f}, {row.recall.high:.2f}]"
+        recall = f"{row.recall.estimate:.2f} [{row.recall.low:.2f}, {row.recall.high:.2f}]"
         difference = ("best" if row is rows[0] else
-                      f"{row.difference.mean:+.2f} [{row.difference.low:+.2f}, {row.difference.high:+.2f}]")
+                      f"{row.difference.estimate:+.2f} [{row.difference.low:+.2f}, {row.difference.high:+.2f}]")
         lines.append(f"{row.method:<{width}}  {row.size or 'own':>4}  {recall:>26}  {difference:>22}  "
                      f"{row.chunks:>7}  {row.tokens:>11.0f}")
     return lines
@@ -556,8 +556,8 @@ def markdown_table(rows: list, budget: int) -> str:
              f"| tokens read |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for row in rows:
         difference = ("best" if row is rows[0] else
-                      f"{row.difference.mean:+.2f} [{row.difference.low:+.2f}, {row.difference.high:+.2f}]")
-        lines.append(f"| {row.method} | {row.size or 'own'} | {row.recall.mean:.2f} [{row.recall.low:.2f}, "
+                      f"{row.difference.estimate:+.2f} [{row.difference.low:+.2f}, {row.difference.high:+.2f}]")
+        lines.append(f"| {row.method} | {row.size or 'own'} | {row.recall.estimate:.2f} [{row.recall.low:.2f}, "
                      f"{row.recall.high:.2f}] | {difference} | {row.chunks} | {row.tokens:.0f} |")
     return "\n".join(lines) + "\n"
 

@@ -120,5 +120,5 @@ def print_claims(results: dict[str, Recall], differences: dict[str, Interval], o
     read = paired_difference(results[other].of(values="read"), results[ours].of(values="read"))
     mine, theirs = (sum(results[name].read) / len(results[name].read) for name in (ours, other))
     say(f"Reading cost: its top {results[ours].k} chunks hold {mine:.0f} tokens a question against {theirs:.0f}, "
-        f"a difference of {read.mean:+.0f} [{read.low:+.0f}, {read.high:+.0f}]: "
+        f"a difference of {read.estimate:+.0f} [{read.low:+.0f}, {read.high:+.0f}]: "
         + (f"{read.verdict('more', 'fewer')} tokens to read" if read.shown else NOT_SHOWN) + ".")

@@ -27,12 +27,12 @@ NOT_SHOWN = "not shown by this data"  # what a difference whose interval holds 0
 class Interval:
     """A mean over questions with its percentile bootstrap interval.
 
-    mean: the observed mean (of one method's scores, or of a paired difference);
+    estimate: the observed mean (of one method's scores, or of a paired difference), as rag8 names it;
     low, high: the (1 - level) / 2 and (1 + level) / 2 quantiles of the resampled means;
     level: the interval's confidence level, 0.95 by default.
     """
 
-    mean: float
+    estimate: float
     low: float
     high: float
     level: float = LEVEL
@@ -43,11 +43,11 @@ class Interval:
         return self.low > 0 or self.high < 0
 
     def __str__(self) -> str:
-        return f"{self.mean:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
+        return f"{self.estimate:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
 
     def plain(self) -> str:
         """The interval of a score (no sign): "0.88 [0.85, 0.91]"."""
-        return f"{self.mean:.2f} [{self.low:.2f}, {self.high:.2f}]"
+        return f"{self.estimate:.2f} [{self.low:.2f}, {self.high:.2f}]"
 
     def verdict(self, more: str = "more", less: str = "less") -> str:
         """What a difference's interval shows, in a word: `more`, `less`, or that it shows nothing."""

@@ -571,9 +571,9 @@ def cells(interval, signed=False):
     if interval is None:
         return "-".center(COLUMN), "".center(COLUMN)
     if not signed:
-        return f"{interval.mean:.2f}".center(COLUMN), f"[{interval.low:.2f},{interval.high:.2f}]".center(COLUMN)
+        return f"{interval.estimate:.2f}".center(COLUMN), f"[{interval.low:.2f},{interval.high:.2f}]".center(COLUMN)
     mark = "" if interval.shown else "~"
-    return (f"{interval.mean:+.2f}{mark:<1}".center(COLUMN),
+    return (f"{interval.estimate:+.2f}{mark:<1}".center(COLUMN),
             f"[{interval.low:+.2f},{interval.high:+.2f}]".center(COLUMN))
 
 
@@ -596,7 +596,7 @@ def kind_claims(difference, ours, other):
     then the kinds where this data shows a difference, and those where it does not."""
     lines = [claim(difference["all"], ours, other)]
     kinds = [kind for kind in rag8.KINDS if kind != "all" and difference[kind] is not None]
-    shown = [f"{'more' if difference[kind].mean > 0 else 'less'} on {kind} ({difference[kind]})"
+    shown = [f"{'more' if difference[kind].estimate > 0 else 'less'} on {kind} ({difference[kind]})"
              for kind in kinds if difference[kind].shown]
     unshown = [kind for kind in kinds if not difference[kind].shown]
     if shown:

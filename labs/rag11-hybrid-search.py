@@ -659,7 +659,7 @@ def why_words(ahead):
     named, other = ahead.get("naming one"), ahead.get("naming none")
     if named is None or other is None:
         return "one group has no question: this split cannot compare them"
-    on_named, on_other = (gap.shown and gap.mean > 0 for gap in (named, other))
+    on_named, on_other = (gap.shown and gap.estimate > 0 for gap in (named, other))
     if on_named and on_other:
         return ("words lead on both groups: identifiers are part of it, not all; the other questions "
                 "reuse their answers' words too")

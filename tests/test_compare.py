@@ -177,7 +177,7 @@ def test_the_recommendation_says_when_no_method_is_shown_better():
     rng = np.random.default_rng(1)
     a, b = rng.integers(0, 2, 40), rng.integers(0, 2, 40)
     rows = compare.table_rows([scored("first", a), scored("second", b)])
-    assert rows[0].difference.mean == 0 and not rows[1].difference.shown
+    assert rows[0].difference.estimate == 0 and not rows[1].difference.shown
     assert compare.recommendation(rows, 1000).startswith("No method is shown better on these questions: ")
     clear = compare.table_rows([scored("weak", [0] * 30), scored("strong", [1] * 30)])
     assert compare.recommendation(clear, 1000).startswith("Recommended: strong, recall 1.00 within 1,000 tokens, "
@@ -188,7 +188,7 @@ def test_paired_bootstrap_is_seeded_and_paired():
     first, second = np.array([1, 1, 0, 1, 0, 1] * 10), np.array([1, 0, 0, 1, 0, 0] * 10)
     interval = paired_difference(second, first)  # first - second
     assert interval == paired_difference(second, first)  # the same on every run
-    assert interval.low <= interval.mean <= interval.high and interval.mean == pytest.approx(1 / 3)
+    assert interval.low <= interval.estimate <= interval.high and interval.estimate == pytest.approx(1 / 3)
     assert interval.low > 0  # every question agrees or favours the first
     with pytest.raises(ValueError):
         paired_difference([1, 0], [1])

@@ -20,7 +20,7 @@ def test_matches_scipy_percentile_bootstrap(n, rate):
     ours = bootstrap_mean(scores, resamples=4000)
     theirs = stats.bootstrap((scores,), np.mean, n_resamples=4000, method="percentile",
                              confidence_level=0.95, random_state=np.random.default_rng(7)).confidence_interval
-    assert ours.mean == pytest.approx(scores.mean())
+    assert ours.estimate == pytest.approx(scores.mean())
     width = theirs.high - theirs.low
     assert ours.low == pytest.approx(theirs.low, abs=0.1 * width)
     assert ours.high == pytest.approx(theirs.high, abs=0.1 * width)
@@ -44,7 +44,7 @@ def test_pairing_narrows_the_interval():
     b = a.copy()
     b[np.flatnonzero(a == 0)[:16]] = 1  # b finds 16 more answers, and every one a finds
     paired = paired_difference(a, b)
-    assert paired.mean == pytest.approx(16 / 200)
+    assert paired.estimate == pytest.approx(16 / 200)
     assert paired.shown and paired.low > 0
     apart = bootstrap_mean(b, seed=1).high - bootstrap_mean(a, seed=2).low  # a crude unpaired spread
     assert paired.high - paired.low < 0.5 * apart
@@ -53,7 +53,7 @@ def test_pairing_narrows_the_interval():
 def test_no_difference_is_not_shown():
     a = hits(116, 0.5, seed=4)
     same = paired_difference(a, a)
-    assert (same.mean, same.low, same.high) == (0, 0, 0) and not same.shown
+    assert (same.estimate, same.low, same.high) == (0, 0, 0) and not same.shown
     assert NOT_SHOWN in claim(same, "ours", "theirs")
 
 

@@ -69,8 +69,10 @@ def run(argv, cwd, **options) -> subprocess.CompletedProcess:
 @pytest.mark.heavy  # builds a wheel and installs it with its dependencies in a new environment
 @pytest.mark.timeout(1800)
 def test_the_wheel_installs_starts_runs_a_lab_and_compares(tmp_path):
-    built = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", str(ROOT), "-w", str(tmp_path / "dist")],
-                cwd=tmp_path)
+    source = tmp_path / "course"  # a copy: a build in the clone would leave build/ behind in it
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "__pycache__", "*.egg-info"))
+    built = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", str(source),
+                 "-w", str(tmp_path / "dist")], cwd=tmp_path)
     assert built.returncode == 0, built.stderr[-2000:]
     wheel = next((tmp_path / "dist").glob("chunking_labs-*.whl"))
     venv.create(tmp_path / "env", with_pip=True)
