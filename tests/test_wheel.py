@@ -88,6 +88,10 @@ def test_the_wheel_installs_starts_runs_a_lab_and_compares(tmp_path):
                 cwd=away, env=environment)
     assert where.stdout.split()[0] == "True" and "site-packages" in where.stdout, where.stderr
 
+    grader = run([python, "-c", f"import sys; sys.path.insert(0, {str(ROOT / 'tools' / 'grading')!r}); import confine; "
+                  "print(*confine.hidden_paths(), sep=chr(10))"], cwd=away, env=environment)
+    assert any(line.endswith("site-packages/labkit") for line in grader.stdout.splitlines()), grader.stderr[-2000:]
+
     started = run(["chunking-labs", "start", "mine"], cwd=away, env=environment)
     assert started.returncode == 0, started.stderr
     stub = run([python, "labs/rag4-chunking.py"], cwd=away / "mine", env=environment)
