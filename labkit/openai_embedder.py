@@ -326,7 +326,7 @@ def cost(texts, model: str | None = None) -> float:
     """
     from academy_llm import count_tokens
 
-    if model in ("wordllama", "hash"):
+    if model in ("wordllama", "hash", "minilm"):
         return 0.0
     setting = settings(model)
     cache = Cache(setting.cache_path)

