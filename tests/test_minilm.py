@@ -59,7 +59,7 @@ def test_minilm_is_contextual_unit_length_and_cut_at_256_pieces():
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
     long = " ".join(f"word{n}" for n in range(400))  # far beyond 256 word pieces
     pieces = minilm.model().tokenizer.encode(long)
-    assert len(pieces.ids) == minilm.MAX_PIECES
+    assert len(pieces.ids) == minilm.model().max_pieces == 256
     cut = long[:pieces.offsets[-2][1]]  # the text up to the last piece the model reads ([SEP] is last)
     assert np.allclose(academy_llm.embed(long, "minilm"), academy_llm.embed(cut, "minilm"), atol=1e-5)
 
@@ -71,7 +71,7 @@ def test_numpy_forward_pass_matches_sentence_transformers():
     texts = [page[:length] for page in list(academy_llm.corpus_pages().values())[:20] for length in (80, 700, 5000)]
     texts += ["ORB-4024 storage.postgres_max_idle_conns --no-pager 2.6.1", "Café ÉTÉ 토큰 🚀\t\n tabs"]
     reference = sentence_transformers.SentenceTransformer(str(minilm.model_folder()), device="cpu")
-    assert reference.max_seq_length == minilm.MAX_PIECES
+    assert reference.max_seq_length == minilm.model().max_pieces
     expected = reference.encode(texts, convert_to_numpy=True)
     ours = minilm.vectors(texts)
     cosines = np.sum(expected * ours, axis=1) / np.linalg.norm(expected, axis=1)
