@@ -43,10 +43,9 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from academy_llm import (
-    check_exact_slices, count_tokens, describe_embedder, embed, embedder_name, read_page, top_k_each,
+    COURSE_ROOT, check_exact_slices, count_tokens, describe_embedder, embed, embedder_name, read_page, top_k_each,
 )
 from labkit.loading import load_lab
-from academy_llm import COURSE_ROOT
 from labkit.uncertainty import bootstrap_mean, paired_difference
 
 ROOT = COURSE_ROOT

@@ -20,8 +20,8 @@ import sys
 import textwrap
 from dataclasses import dataclass
 
-from labkit.notebook import in_notebook
 from academy_llm import COURSE_ROOT
+from labkit.notebook import in_notebook
 
 
 HINT_LEVELS = (1, 2, 3)

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
-from labkit.cases import error_line, shown
 from academy_llm import COURSE_ROOT
+from labkit.cases import error_line, shown
 
 ROOT = COURSE_ROOT
 TESTS = ROOT / "tests" / "grading"

@@ -41,6 +41,15 @@ def test_start_writes_the_student_labs_hints_and_notebooks_and_no_reference(tmp_
     assert "python labs/rag4-chunking.py" in capsys.readouterr().out
 
 
+def test_start_writes_what_the_handout_gives_a_student():
+    """start.STUDENT_FILES repeats the handout's patterns (make_handout is not in the wheel): kept in step here."""
+    import make_handout
+
+    assert set(start.STUDENT_FILES) <= set(make_handout.COURSE_FILES)
+    assert not any(pattern.startswith(("labs/", "notebooks/")) for pattern in
+                   set(make_handout.COURSE_FILES) - set(start.STUDENT_FILES))
+
+
 def test_start_refuses_a_folder_that_holds_files(tmp_path):
     (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
     with pytest.raises(SystemExit, match="already holds files"):
