@@ -31,10 +31,11 @@ Each lab is a script with TODOs. Fill one in, rerun, and go on until the lab's o
 
 The labs build on each other, rag4 to rag11, and a later lab reads your earlier ones from labs/.
 
-Every lab is also a notebook, in notebooks/labs/. With the course's notebook extra installed
-(`pip install "chunking-labs[notebooks]"`, or the wheel's file name followed by [notebooks]),
-start `jupyter lab` in this folder: saving a notebook there also writes its lab script (jupytext
-pairs them), so a later lab sees your work whichever form you wrote it in.
+Every lab is also a notebook, in notebooks/labs/. Install the course's notebook extra (the
+wheel's file name followed by [notebooks], `pip install "chunking_labs-0.1.0-py3-none-any.whl[notebooks]"`,
+or `pip install ".[notebooks]"` in a clone), then start `jupyter lab` in this folder: saving a
+notebook there also writes its lab script (jupytext pairs them), so a later lab sees your work
+whichever form you wrote it in.
 
 When the labs are done, try your own documents:
 
