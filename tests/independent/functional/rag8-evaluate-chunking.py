@@ -30,10 +30,10 @@
 # order while they fit. That is the fair comparison between chunk sizes.
 
 # %%
-import os
 import time
 
-from academy_llm import corpus_pages, corpus_questions, count_tokens, embed, embed_cost, make_chunk, top_k_each
+from academy_llm import (corpus_pages, corpus_questions, count_tokens, embed, embed_cost, embedder_name, make_chunk,
+                         top_k_each)
 from labkit import Case, Invariants, load_lab, returns, run_lab, show_figure
 
 rag4 = load_lab("rag4")
@@ -207,9 +207,8 @@ TOKEN_BUDGET = 1000
 # Embedding cost at OpenAI's list price for text-embedding-3-small (USD 0.02 per
 # million tokens), the price a reader would pay to index with a hosted model.
 PRICE_PER_MILLION_TOKENS = 0.02
-# The semantic embedder beside "hash": wordllama, offline; with ACADEMY_EMBEDDER=openai, a
-# real model behind the OpenAI embeddings API instead (the README's "Real embeddings").
-SEMANTIC = "openai" if os.environ.get("ACADEMY_EMBEDDER") == "openai" else "wordllama"
+# The semantic embedder beside "hash": the course's choice; ACADEMY_EMBEDDER=hash keeps wordllama.
+SEMANTIC = "wordllama" if embedder_name() == "hash" else embedder_name()
 EMBEDDERS = (SEMANTIC, "hash")
 
 
