@@ -225,6 +225,9 @@ _HTML_LABEL_STYLE = (
     "background:#3a3a3a;color:#ffffff;border-radius:4px;padding:0 5px;margin-right:3px;"
     "font-family:sans-serif;font-size:78%;white-space:nowrap"
 )
+# The same looks for labkit/explorer.js, which draws chunks in the browser: a style per piece role,
+# the label's and the text's.
+HTML_STYLES = {**_HTML_PIECE_STYLES, "label": _HTML_LABEL_STYLE, "text": _HTML_TEXT_STYLE}
 
 
 def chunks_as_html(source: str, chunks, first: int = 0, limit: int = 4) -> str:
