@@ -31,6 +31,8 @@ from academy_llm import (
     make_chunk, token_starts, top_k,
 )
 from labkit import Invariants, answer_span, run_lab, tricky_cases, view_chunks
+from labkit.explorer_widget import show_explorer  # given: the chunk explorer (last cell but one)
+from labkit.notebook import in_notebook
 
 # %% [markdown]
 # ## 1. Word windows
@@ -327,6 +329,25 @@ def main():
     # grader runs them, same examples and all: when they pass here, they pass there.
     checks.check_public_tests(globals())
     return checks.verdict()
+
+
+# %% [markdown]
+# ## Explore
+#
+# In a notebook, the cell below draws an explorer: choose a chunker, move
+# `max_tokens` and `overlap`, and the page is chunked again and marked at the
+# chunks' true offsets (text two chunks share in green). Beside it are the
+# counts to watch: how many chunks, the tokens each holds against the budget,
+# the code blocks, tables and lists no chunk holds whole (read by a real
+# Markdown parser, not by the chunker), and the rank of the chunk holding the
+# lab's answer for its question. The page is the handbook; word windows read
+# `max_tokens` as a number of words. Until a TODO is done, it says which one
+# to finish first. Run as a script, the lab skips it.
+
+# %%
+if in_notebook():  # the explorer draws in a notebook only
+    show_explorer(HANDBOOK.read_text(encoding="utf-8"),
+                  {"token windows": token_windows, "word windows": word_windows}, QUESTION, FACT)
 
 
 # %% [markdown]

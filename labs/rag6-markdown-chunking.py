@@ -49,6 +49,8 @@ from labkit.markdown import (  # noqa: F401 (unused here: rag7, rag8, rag10 and 
     split_lines, with_every_line_end,
 )
 from labkit.markdown_chunking import front_matter_chunk
+from labkit.explorer_widget import show_explorer  # given: the chunk explorer (last cell but one)
+from labkit.notebook import in_notebook
 
 rag5 = load_lab("rag5")  # TokenIndex, split_at_seams, pack, mend, packing_budget
 
@@ -376,6 +378,25 @@ def main():
     # grader runs them, same examples and all: when they pass here, they pass there.
     checks.check_public_tests(globals())
     return checks.verdict()
+
+
+# %% [markdown]
+# ## Explore
+#
+# In a notebook, the cell below draws an explorer: choose a chunker, move
+# `max_tokens` and `overlap`, and the page is chunked again and marked at the
+# chunks' true offsets (text two chunks share in green). Beside it are the
+# counts to watch: how many chunks, the tokens each holds against the budget,
+# the code blocks, tables and lists no chunk holds whole (read by a real
+# Markdown parser, not by the chunker), and the rank of the chunk holding the
+# lab's answer for its question. Watch the tables and code blocks: rag5 cuts
+# them, yours keeps them whole. Until a TODO is done, it says which one to
+# finish first. Run as a script, the lab skips it.
+
+# %%
+if in_notebook():  # the explorer draws in a notebook only
+    show_explorer(PAGE.read_text(encoding="utf-8"),
+                  {"markdown": markdown_chunks, "recursive (rag5)": rag5.recursive_chunks}, QUESTION, ANSWER)
 
 
 # %% [markdown]

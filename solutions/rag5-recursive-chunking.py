@@ -40,6 +40,8 @@ from labkit import (
 from labkit.boundaries import compare_boundaries  # given: words, code and tables cut, counted apart
 from labkit.retrieval import compare_retrieval  # given: recall@5 by kind of question over the corpus
 from labkit.token_index import LineSeam, TokenIndex  # given: one tokenization, counts of any slice (section 1)
+from labkit.explorer_widget import show_explorer  # given: the chunk explorer (last cell but one)
+from labkit.notebook import in_notebook
 
 rag4 = load_lab("rag4")  # token_windows, for runs with no seam at all
 
@@ -583,6 +585,25 @@ def main():
     # grader runs them, same examples and all: when they pass here, they pass there.
     checks.check_public_tests(globals())
     return checks.verdict()
+
+
+# %% [markdown]
+# ## Explore
+#
+# In a notebook, the cell below draws an explorer: choose a chunker, move
+# `max_tokens` and `overlap`, and the page is chunked again and marked at the
+# chunks' true offsets (text two chunks share in green). Beside it are the
+# counts to watch: how many chunks, the tokens each holds against the budget,
+# the code blocks, tables and lists no chunk holds whole (read by a real
+# Markdown parser, not by the chunker), and the rank of the chunk holding the
+# lab's answer for its question. Compare the two at the same budget: where
+# their chunks end, and how many blocks each cuts. Until a TODO is done, it
+# says which one to finish first. Run as a script, the lab skips it.
+
+# %%
+if in_notebook():  # the explorer draws in a notebook only
+    show_explorer(PAGE.read_text(encoding="utf-8"),
+                  {"recursive": recursive_chunks, "token windows (rag4)": rag4.token_windows}, QUESTION, FACT)
 
 
 # %%

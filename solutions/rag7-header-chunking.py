@@ -34,6 +34,8 @@ from academy_llm import (
 from labkit import TRICKY_TEXTS, WIDE_PIECE_TEXTS, Case, Invariants, load_lab, returns, run_lab, view_chunks
 from labkit.retrieval import say
 from labkit.uncertainty import bootstrap_mean, claim, paired_difference  # given: intervals (rag8 builds them)
+from labkit.explorer_widget import show_explorer  # given: the chunk explorer (last cell but one)
+from labkit.notebook import in_notebook
 
 rag6 = load_lab("rag6")  # front_matter, read_document, section_chunks
 
@@ -499,6 +501,31 @@ def main():
     # grader runs them, same examples and all: when they pass here, they pass there.
     checks.check_public_tests(globals())
     return checks.verdict()
+
+
+# %% [markdown]
+# ## Explore
+#
+# In a notebook, the cell below draws an explorer: choose a chunker, move
+# `max_tokens` and `overlap`, and the page is chunked again and marked at the
+# chunks' true offsets (text two chunks share in green). Beside it are the
+# counts to watch: how many chunks, the tokens each holds against the budget,
+# the code blocks, tables and lists no chunk holds whole (read by a real
+# Markdown parser, not by the chunker), and the rank of the chunk holding the
+# lab's answer for its question. The question is the lab's example, answered
+# under its heading: compare its rank with and without headers. Until a TODO
+# is done, it says which one to finish first. Run as a script, the lab skips
+# it.
+
+# %%
+if in_notebook():  # the explorer draws in a notebook only
+    example = next(q for q in corpus_questions() if q["id"] == EXAMPLE_QUESTION)
+    show_explorer(corpus_pages()[example["doc_id"]], {
+        "with headers": lambda text, max_tokens, overlap: header_chunks(text, TITLE, max_tokens, overlap),
+        "headers + table rows": lambda text, max_tokens, overlap: with_table_rows(
+            text, header_chunks(text, TITLE, max_tokens, overlap), max_tokens),
+        "markdown (rag6)": rag6.markdown_chunks,
+    }, example["question"], example["answer"])
 
 
 # %%
