@@ -129,7 +129,7 @@ def test_the_student_stub_of_rag4_gives_the_message(tmp_path):
 
 
 def test_a_bad_page_or_answer_is_one_line():
-    with pytest.raises(ValueError, match=r"^the explorer's answer 'absent' is not in its page; quote the page exactly$"):
+    with pytest.raises(ValueError, match=r"^the explorer's answer 'absent' is not in its page; quote the page"):
         read_page("some text", "q", "absent")
     with pytest.raises(TypeError, match=r"^the explorer's page must be a str, got bytes$"):
         read_page(b"some text", "q", "some")
@@ -144,7 +144,8 @@ def test_the_static_page_holds_the_grid_and_the_script_and_nothing_closes_it_ear
     payload = re.search(r'<script type="application/json" class="explorer-data">(.*?)</script>', fallback, re.S)
     data = json.loads(payload.group(1))
     assert data["spec"]["page"]["text"] == text
-    assert sorted(data["views"]) == sorted(f"{name}|{m}|{o}" for name in grid.chunkers for m in (16, 64) for o in (0, 8))
+    settings = [f"{name}|{m}|{o}" for name in grid.chunkers for m in (16, 64) for o in (0, 8)]
+    assert sorted(data["views"]) == sorted(settings)
     assert data["views"][data["first"]]["chunker"] == "markdown"
     assert data["spec"]["controls"]["max_tokens"] == {"values": [16, 64]}
     assert SCRIPT.read_text(encoding="utf-8") in fallback and "mountStatic(" in fallback
