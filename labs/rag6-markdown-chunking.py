@@ -394,7 +394,7 @@ def main():
 # finish first. Run as a script, the lab skips it.
 
 # %%
-if in_notebook():  # the explorer draws in a notebook only
+if __name__ == "__main__" and in_notebook():  # in a notebook only, not when a later lab loads this one
     show_explorer(PAGE.read_text(encoding="utf-8"),
                   {"markdown": markdown_chunks, "recursive (rag5)": rag5.recursive_chunks}, QUESTION, ANSWER)
 

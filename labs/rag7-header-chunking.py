@@ -487,7 +487,7 @@ def main():
 # it.
 
 # %%
-if in_notebook():  # the explorer draws in a notebook only
+if __name__ == "__main__" and in_notebook():  # in a notebook only, not when a later lab loads this one
     example = next(q for q in corpus_questions() if q["id"] == EXAMPLE_QUESTION)
     show_explorer(corpus_pages()[example["doc_id"]], {
         "with headers": lambda text, max_tokens, overlap: header_chunks(text, TITLE, max_tokens, overlap),

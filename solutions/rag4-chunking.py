@@ -388,7 +388,7 @@ def main():
 # to finish first. Run as a script, the lab skips it.
 
 # %%
-if in_notebook():  # the explorer draws in a notebook only
+if __name__ == "__main__" and in_notebook():  # in a notebook only, not when a later lab loads this one
     show_explorer(HANDBOOK.read_text(encoding="utf-8"),
                   {"token windows": token_windows, "word windows": word_windows}, QUESTION, FACT)
 

@@ -601,7 +601,7 @@ def main():
 # says which one to finish first. Run as a script, the lab skips it.
 
 # %%
-if in_notebook():  # the explorer draws in a notebook only
+if __name__ == "__main__" and in_notebook():  # in a notebook only, not when a later lab loads this one
     show_explorer(PAGE.read_text(encoding="utf-8"),
                   {"recursive": recursive_chunks, "token windows (rag4)": rag4.token_windows}, QUESTION, FACT)
 

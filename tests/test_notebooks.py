@@ -68,9 +68,9 @@ def run_notebook(path: Path):
         notebook.cells.insert(len(notebook.cells) - 1, ask)
     specs = KernelSpecManager(kernel_dirs=[])  # only the native kernel: sys.executable
     kernel = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
-    client = NotebookClient(
-        notebook, km=kernel, timeout=CELL_SECONDS, startup_timeout=CELL_SECONDS,
-        resources={"metadata": {"path": str(path.parent)}},
+    client = NotebookClient(  # no widget state saved: nbconvert's page then shows the explorer's own HTML,
+        notebook, km=kernel, timeout=CELL_SECONDS, startup_timeout=CELL_SECONDS,  # not a CDN's widget manager
+        resources={"metadata": {"path": str(path.parent)}}, store_widget_state=False,
     )
     try:
         client.execute()
@@ -382,3 +382,75 @@ def test_the_chunk_view_alone_in_a_browser(browser):
     view = browser.find_element(By.CSS_SELECTOR, ".chunk-view")
     check_chunk_view(view, chunks[1:4], first_number=2)
     view.screenshot(str(TEST_OUTPUT / "chunk-view.png"))
+
+
+# --------------------------------------------------------------------------
+# The chunk explorer in a notebook exported to HTML: no kernel, its controls still work
+# --------------------------------------------------------------------------
+
+
+def explorer_marks(browser, explorer) -> tuple[list[dict], list[dict]]:
+    """(labels, pieces) the explorer draws, each with its data- attributes and text."""
+    read = """return Array.from(arguments[0].querySelectorAll(arguments[1])).map(node => ({
+        start: Number(node.dataset.start), end: Number(node.dataset.end),
+        chunks: node.dataset.chunks || "", chunk: node.dataset.chunk || "", text: node.textContent,
+        background: getComputedStyle(node).backgroundColor, role: node.className}));"""
+    return (browser.execute_script(read, explorer, ".explorer-label"),
+            browser.execute_script(read, explorer, ".explorer-piece"))
+
+
+def check_explorer(browser, explorer, page: str, chunks) -> None:
+    """The explorer shows exactly `chunks`: a label each at its offsets, and pieces that are the
+    page's text at their own offsets, tiling the page, each chunk's pieces tiling its span."""
+    labels, pieces = explorer_marks(browser, explorer)
+    assert [(label["start"], label["end"]) for label in labels] == [(c.start, c.end) for c in chunks]
+    for label, chunk in zip(labels, chunks):
+        assert label["text"].startswith(f"#{label['chunk']} [{chunk.start}, {chunk.end}) {chunk.n_tokens} token")
+    assert [piece["text"] for piece in pieces] == [page[piece["start"] : piece["end"]] for piece in pieces]
+    assert pieces[0]["start"] == 0 and pieces[-1]["end"] == len(page)
+    assert all(before["end"] == after["start"] for before, after in zip(pieces, pieces[1:]))
+    for number, chunk in enumerate(chunks, 1):
+        held = [piece for piece in pieces if str(number) in piece["chunks"].split()]
+        assert (held[0]["start"], held[-1]["end"]) == (chunk.start, chunk.end), number
+        assert all(before["end"] == after["start"] for before, after in zip(held, held[1:]))
+    for piece in pieces:
+        role = piece["role"].split()[1].removeprefix("explorer-")
+        if role != "gap":
+            assert piece["background"] == expected_rgb(labkit.view.CHUNK_COLOURS[role]).replace(
+                "rgba", "rgb").replace(", 1)", ")")  # getComputedStyle's form: 'rgb(175, 215, 255)'
+    explorer_count = explorer.find_element("css selector", ".explorer-count").text
+    assert explorer_count == str(len(chunks))
+
+
+@pytest.mark.parametrize("notebook", [f"solutions/{BROWSER_LAB}"])
+def test_the_explorer_in_a_notebook_exported_to_html_moves_with_its_controls(notebook, browser, executed):
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    run, error = executed[notebook].result()
+    assert error is None
+    [bundle] = [output["data"] for cell in run.cells for output in cell.get("outputs", [])
+                if "chunk-explorer" in output.get("data", {}).get("text/html", "")]
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # the live widget, and its fallback beside it
+    assert "widgets" not in run.metadata  # no state saved: the page must not wait for a widget manager
+    TEST_OUTPUT.mkdir(exist_ok=True)
+    html_file = TEST_OUTPUT / f"{BROWSER_LAB}-explorer.html"
+    html_file.write_text(notebook_as_html(run, BROWSER_LAB), encoding="utf-8")
+    browser.get(html_file.as_uri())
+    [explorer] = browser.find_elements("css selector", ".chunk-explorer .explorer-body")
+    assert explorer.get_attribute("data-mode") == "static"
+
+    rag5 = labkit.load_lab("rag5", ROOT / "solutions")
+    page = rag5.PAGE.read_text(encoding="utf-8")
+    check_explorer(browser, explorer, page, rag5.recursive_chunks(page, 128, 0))  # where it opens
+    explorer.find_element("css selector", ".explorer-max_tokens").send_keys(Keys.ARROW_RIGHT)  # 128 -> 256
+    assert explorer.get_attribute("data-setting") == "recursive|256|0"
+    check_explorer(browser, explorer, page, rag5.recursive_chunks(page, 256, 0))
+    explorer.find_element("css selector", ".explorer-overlap").send_keys(Keys.ARROW_RIGHT)  # 0 -> 16
+    check_explorer(browser, explorer, page, rag5.recursive_chunks(page, 256, 16))
+    assert explorer.find_elements("css selector", ".explorer-overlap.explorer-piece"), "no overlap drawn"
+    Select(explorer.find_element("css selector", ".explorer-chunker")).select_by_value("token windows (rag4)")
+    assert explorer.get_attribute("data-setting") == "token windows (rag4)|256|16"
+    check_explorer(browser, explorer, page, rag5.rag4.token_windows(page, 256, 16))
+    assert re.fullmatch(r"\d+ of \d+ \(chunk #\d+\)", explorer.find_element("css selector", ".explorer-rank").text)
+    explorer.screenshot(str(TEST_OUTPUT / "explorer-in-notebook.png"))
