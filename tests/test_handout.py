@@ -107,6 +107,18 @@ def test_the_student_requirements_leave_out_the_projects_own(handout):
     assert not [line for line in requirements if re.match(r"(selenium|nbconvert|nbclient)", line)]
 
 
+def test_the_handout_draws_the_explorer_of_its_notebooks(handout):
+    """rag4-rag7's notebooks draw labkit/explorer.js with anywidget: both ship, and the explorer's
+    page is made from the handout's own files, with no network."""
+    requirements = (handout / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert any(line.startswith("anywidget") for line in requirements)
+    drawn = as_student(handout, "-c", "from labkit.explorer_widget import SCRIPT, static_html; "
+                                      "from labkit.explorer import Grid, read_page; page = read_page('a b', 'q', 'b'); "
+                                      "grid = Grid(('x',), (8,), (0,)); "
+                                      "print(SCRIPT.is_file(), 'mountStatic' in static_html(page, grid, {}))")
+    assert drawn.stdout.split() == ["True", "True"], drawn.stderr[-2000:]
+
+
 def test_an_unfinished_lab_stops_at_its_first_todo(handout):
     result = as_student(handout, "labs/rag4-chunking.py")
     assert result.returncode == 1

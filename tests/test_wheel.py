@@ -93,9 +93,9 @@ def test_the_wheel_installs_starts_runs_a_lab_and_compares(tmp_path):
     away = tmp_path / "elsewhere"  # no clone here, nor on the path
     away.mkdir()
 
-    where = run([python, "-c", "import academy_llm as a; print(a.TOKENIZER_FILE.is_file(), a.COURSE_ROOT)"],
-                cwd=away, env=environment)
-    assert where.stdout.split()[0] == "True" and "site-packages" in where.stdout, where.stderr
+    where = run([python, "-c", "import academy_llm as a, labkit.explorer_widget as e; "
+                 "print(a.TOKENIZER_FILE.is_file(), e.SCRIPT.is_file(), a.COURSE_ROOT)"], cwd=away, env=environment)
+    assert where.stdout.split()[:2] == ["True", "True"] and "site-packages" in where.stdout, where.stderr
 
     grader = run([python, "-c", f"import sys; sys.path.insert(0, {str(ROOT / 'tools' / 'grading')!r}); import confine; "
                   "print(*confine.hidden_paths(), sep=chr(10))"], cwd=away, env=environment)

@@ -60,6 +60,7 @@ STUDENT_TESTS = (
 COURSE_FILES = (
     "academy_llm.py",
     "labkit/*.py",
+    "labkit/explorer.js",  # the chunk explorer's front end, drawn in rag4-rag7's notebooks
     "pyproject.toml",
     "labs/rag*-*.py",
     "labs/hints/*.json",  # the hint levels beyond the first, which --hint and show_hint read
@@ -104,8 +105,8 @@ STUDENT_REQUIREMENTS = (
         ("pytest", "pytest-timeout", "hypothesis", "markdown-it-py", "bm25s"),
     ),
     RequirementGroup(
-        "The notebooks: JupyterLab, and jupytext to turn a notebook back into a lab file",
-        ("jupyterlab", "ipykernel", "ipython", "jupytext", "nbformat"),
+        "The notebooks: JupyterLab, jupytext to turn a notebook back into a lab file, anywidget for the explorer",
+        ("jupyterlab", "ipykernel", "ipython", "jupytext", "nbformat", "anywidget"),
     ),
 )
 # The project's notebook and browser checks, its lint, and scipy: the hidden tests' judge of rag8's bootstrap
