@@ -72,11 +72,7 @@ def static_html(page: Page, grid: Grid, explored: dict) -> str:
     The JSON sits in a script element of its own type (never run), with "</" written
     as "<\\/" so no text of the page can close it early.
     """
-    setting = first_setting(grid)
-    data = {"spec": spec_json(page, grid, live=False), "setting": setting,
-            "first": setting_key(setting["chunker"], setting["max_tokens"], setting["overlap"]),
-            "views": {key: exploration.as_json() for key, exploration in explored.items()}}
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    payload = static_payload(page, grid, explored)
     element_id = f"chunk-explorer-{uuid.uuid4().hex[:12]}"
     mount = f'mountStatic(document.getElementById("{element_id}"));'
     return (
@@ -85,6 +81,15 @@ def static_html(page: Page, grid: Grid, explored: dict) -> str:
         f'<script type="application/json" class="explorer-data">{payload}</script>'
         f"<script>(function () {{\n{SCRIPT.read_text(encoding='utf-8')}\n{mount}\n}})();</script></div>"
     )
+
+
+def static_payload(page: Page, grid: Grid, explored: dict) -> str:
+    """The static page's JSON: the spec, the setting it opens at and every setting's view."""
+    setting = first_setting(grid)
+    data = {"spec": spec_json(page, grid, live=False), "setting": setting,
+            "first": setting_key(setting["chunker"], setting["max_tokens"], setting["overlap"]),
+            "views": {key: exploration.as_json() for key, exploration in explored.items()}}
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
 
 
 def explorer_widget(page: Page, chunkers: dict[str, Callable], explored: dict, fallback: str):

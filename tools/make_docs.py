@@ -2,7 +2,7 @@
 
     python tools/make_docs.py            # rewrite the quoted lab output and stale images
     python tools/make_docs.py --check    # exit 1, listing what is stale; writes nothing
-    python tools/make_docs.py --redraw   # redraw both images even if what they show is current
+    python tools/make_docs.py --redraw   # redraw the images even if what they show is current
 
 The pages in PAGES (README.md, benchmarks/README.md) quote what labs print
 between markers, on a line of their own for a code block, or inside a
@@ -21,13 +21,15 @@ one of the pages, once, and may move from one page to another. The tool runs the
 reference labs offline, as tests/offline.py runs them, in a folder of their
 own, and puts what they printed between the markers.
 
-The two images carry a digest of what they show in a PNG text chunk
+The images carry a digest of what they show in a PNG text chunk
 ("Source"), so a stale image is found without comparing pixels:
 docs/chunk-sizes.png is the size plot rag6 saves (labkit.plots.figure_png
 writes its digest), and docs/chunk-view.png is the HTML chunk view of rag5's
 step 4 as headless Chromium draws it, marked with the sha256 of the same view
-in plain text, as rag5 prints it. Drawing it needs chromium, chromedriver and
-selenium; checking it does not. tests/test_labs.py checks all of this against
+in plain text, as rag5 prints it. docs/explorer.png is the chunk explorer of
+rag5's notebook as a page with no kernel draws it, marked with the sha256 of its
+data and its script. Drawing them needs chromium, chromedriver and selenium;
+checking them does not. tests/test_labs.py checks all of this against
 its own runs of the labs, with the functions here.
 """
 
@@ -55,6 +57,7 @@ README = ROOT / "README.md"
 PAGES = (README, ROOT / "benchmarks" / "README.md", ROOT / "tools" / "grading" / "handout" / "README.md")
 CHUNK_SIZES = ROOT / "docs" / "chunk-sizes.png"
 CHUNK_VIEW = ROOT / "docs" / "chunk-view.png"
+EXPLORER = ROOT / "docs" / "explorer.png"  # rag5's notebook explorer, as its HTML export draws it
 RAG6_PLOT = "rag6-chunk-sizes.png"  # where rag6 saves its plot, in the folder it runs from
 VIEW_LIMIT = 3  # rag5's step 4 shows its first three chunks: view_chunks(page, chunks, limit=3)
 
@@ -413,7 +416,24 @@ def stale_images(rag5_stdout: str, rag6_folder: Path) -> list[str]:
         stale.append(f"{CHUNK_SIZES.relative_to(ROOT)}: not the size plot rag6 saves now")
     if image_source(CHUNK_VIEW) != view_source(printed_view(rag5_stdout)):
         stale.append(f"{CHUNK_VIEW.relative_to(ROOT)}: not the chunk view rag5 prints now")
+    if image_source(EXPLORER) != explorer_page()[1]:
+        stale.append(f"{EXPLORER.relative_to(ROOT)}: not the explorer rag5's notebook draws now")
     return stale
+
+
+def explorer_page() -> tuple[str, str]:
+    """(HTML, Source) of rag5's notebook explorer: the same page, chunkers, question and answer as
+    its explorer cell, on the precomputed grid an exported notebook carries."""
+    from labkit import explorer, explorer_widget
+
+    rag5 = labkit.load_lab("rag5", ROOT / "solutions")
+    page = explorer.read_page(rag5.PAGE.read_text(encoding="utf-8"), rag5.QUESTION, rag5.FACT)
+    chunkers = {"recursive": rag5.recursive_chunks, "token windows (rag4)": rag5.rag4.token_windows}
+    grid = explorer.Grid(tuple(chunkers), explorer_widget.GRID_MAX_TOKENS, explorer_widget.GRID_OVERLAPS)
+    explored = explorer.explore_grid(page, chunkers, grid)
+    shown = explorer_widget.static_payload(page, grid, explored) + explorer_widget.SCRIPT.read_text(encoding="utf-8")
+    source = f"explorer sha256:{hashlib.sha256(shown.encode('utf-8')).hexdigest()}"
+    return explorer_widget.static_html(page, grid, explored), source
 
 
 @dataclass(frozen=True)
@@ -466,8 +486,8 @@ def chromium(profile: Path):
     return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
 
 
-def screenshot(html: str) -> bytes:
-    """The view as headless Chromium draws it on a page of its own, as a PNG."""
+def screenshot(html: str, selector: str = ".chunk-view") -> bytes:
+    """The view (or what `selector` finds) as headless Chromium draws it on a page of its own, as a PNG."""
     from selenium.webdriver.common.by import By
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -476,7 +496,7 @@ def screenshot(html: str) -> bytes:
         driver = chromium(Path(scratch) / "profile")
         try:
             driver.get(page.as_uri())
-            return driver.find_element(By.CSS_SELECTOR, ".chunk-view").screenshot_as_png
+            return driver.find_element(By.CSS_SELECTOR, selector).screenshot_as_png
         finally:
             driver.quit()
 
@@ -514,7 +534,7 @@ def run_labs(labs: list[str], scratch: Path) -> dict[str, str]:
 
 
 def write_images(rag5_stdout: str, rag6_folder: Path, redraw: bool) -> None:
-    """Copy rag6's plot and draw rag5's view into docs/, each only if stale (or `redraw`)."""
+    """Copy rag6's plot, draw rag5's view and its notebook's explorer into docs/, each only if stale (or `redraw`)."""
     if redraw or image_source(CHUNK_SIZES) != image_source(rag6_folder / RAG6_PLOT):
         shutil.copyfile(rag6_folder / RAG6_PLOT, CHUNK_SIZES)
         print(f"wrote {CHUNK_SIZES.relative_to(ROOT)}")
@@ -527,6 +547,14 @@ def write_images(rag5_stdout: str, rag6_folder: Path, redraw: bool) -> None:
         source = view_source(view.plain)
         CHUNK_VIEW.write_bytes(with_png_text(png, labkit.plots.PNG_SOURCE_KEY, source))
         print(f"wrote {CHUNK_VIEW.relative_to(ROOT)}")
+    html, source = explorer_page()
+    if redraw or image_source(EXPLORER) != source:
+        missing = missing_browser()
+        if missing:
+            raise DocsError(f"{EXPLORER.relative_to(ROOT)} needs redrawing, with {missing}")
+        png = screenshot(html, ".chunk-explorer")
+        EXPLORER.write_bytes(with_png_text(png, labkit.plots.PNG_SOURCE_KEY, source))
+        print(f"wrote {EXPLORER.relative_to(ROOT)}")
 
 
 def main(argv=None) -> int:
@@ -534,7 +562,7 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="exit 1, listing what is stale; write nothing")
     parser.add_argument("--redraw", action="store_true",
-                        help="redraw both images even if what they show is current")
+                        help="redraw the images even if what they show is current")
     args = parser.parse_args(argv)
     try:
         pages = read_pages()
