@@ -23,6 +23,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,7 +74,12 @@ CL100K_SPECIAL_TOKENS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|f
 MAX_TOKENS_PER_CHARACTER = 4
 
 _encoding = None
-_token_byte_lengths = None
+# Per token id, from its bytes: how many characters it starts (its bytes that are not UTF-8
+# continuation bytes, 10xxxxxx), and whether its first byte starts one. token_positions reads
+# character offsets from them, without decoding a token or holding the text's bytes.
+_token_characters = None
+_token_opens_character = None
+CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
 
 
 class TokenizerFileError(RuntimeError):
@@ -103,18 +109,18 @@ def read_bpe_ranks(path: Path = TOKENIZER_FILE) -> dict[bytes, int]:
 
 def tokenizer():
     """The cl100k_base encoding (a tiktoken.Encoding), loaded once per process."""
-    global _encoding, _token_byte_lengths
+    global _encoding, _token_characters, _token_opens_character
     if _encoding is None:
         import tiktoken
 
         ranks = read_bpe_ranks()
         _encoding = tiktoken.Encoding(name="cl100k_base", pat_str=CL100K_PATTERN, mergeable_ranks=ranks,
                                       special_tokens=CL100K_SPECIAL_TOKENS)
-        # How many UTF-8 bytes each token stands for: lets token_starts map
-        # tokens to character offsets without decoding them one by one.
-        _token_byte_lengths = np.zeros(max(ranks.values()) + 1, dtype=np.int64)
+        _token_characters = np.zeros(max(ranks.values()) + 1, dtype=np.uint8)  # a token is at most 128 bytes
+        _token_opens_character = np.zeros(len(_token_characters), dtype=bool)
         for token_bytes, rank in ranks.items():
-            _token_byte_lengths[rank] = len(token_bytes)
+            _token_characters[rank] = len(token_bytes.translate(None, CONTINUATION_BYTES))
+            _token_opens_character[rank] = token_bytes[0] not in CONTINUATION_BYTES
     return _encoding
 
 
@@ -150,29 +156,71 @@ def token_positions(text: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _token_positions(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """token_positions, computed."""
-    if not text:
-        return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    try:
-        tokens = tokenizer().encode_to_numpy(text, disallowed_special=())
-    except UnicodeEncodeError:  # a lone surrogate: the slower list path replaces it
-        tokens = np.asarray(encode(text), dtype=np.uint32)
-    token_bytes = _token_byte_lengths.take(tokens)  # take(): quicker than indexing by an array
-    byte_starts = np.cumsum(token_bytes)
-    byte_starts -= token_bytes  # in place: a 20 MB text has 5 million tokens
-    if text.isascii():  # a byte a character: every token starts a character, at its byte offset
-        return byte_starts, np.arange(len(tokens) + 1)
-    # A lone surrogate is 3 bytes here and 3 bytes (U+FFFD) for tiktoken: the offsets agree.
-    raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    continuation = np.flatnonzero((raw & 0xC0) == 0x80)  # bytes that do not start a character
-    # A token start is a place to cut only if it is a character's first byte (not 10xxxxxx).
-    at_character = (raw[byte_starts] & 0xC0) != 0x80
-    aligned = byte_starts[at_character]
-    # A byte's character offset: its byte offset less the continuation bytes before it.
+    """token_positions, computed with little memory: a 20 MB text has 5 million tokens.
+
+    Each token is kept as two bytes (the characters it starts, whether it
+    starts one) instead of its id, and the text is tokenized a piece at a time
+    (_pieces), so neither the token ids nor a UTF-8 copy of the whole text is
+    ever held; only the two int64 arrays returned are the text's size.
+    """
+    tokenizer()
+    characters, opens = [], []
+    for start, end in _pieces(text):
+        tokens = _token_ids(text[start:end])  # text[0:len(text)] is the text itself, not a copy
+        characters.append(_token_characters.take(tokens))  # take(): quicker than indexing by an array
+        opens.append(_token_opens_character.take(tokens))
+    characters, opens = np.concatenate(characters), np.concatenate(opens)
+    # A token that begins inside a character is no place to cut: numbers skips it, and the
+    # token before it takes its characters. numbers ends with the number of tokens.
+    numbers = np.flatnonzero(np.append(opens, True))
     # int64 throughout: numpy would copy a smaller-typed array to compare it with a Python int.
-    starts = aligned - np.searchsorted(continuation, aligned)
-    numbers = np.append(np.flatnonzero(at_character), len(tokens))
+    starts = np.zeros(len(numbers) - 1, dtype=np.int64)
+    starts[1:] = characters[opens][:-1]  # starts[i + 1] - starts[i]: the characters of token numbers[i]...
+    skipped = np.flatnonzero(~opens)
+    owners = skipped - np.arange(len(skipped))  # ...and of the skipped tokens after it: i + 1 for each
+    before_last = owners < len(starts)  # a skipped token after the last start moves no start
+    np.add.at(starts, owners[before_last], characters[skipped[before_last]])
+    np.cumsum(starts, out=starts)
     return starts, numbers
+
+
+PIECE = 1 << 18  # characters token_positions tokenizes at a time, at least
+
+
+def _pieces(text: str):
+    """(start, end) of consecutive pieces of `text`, each cut at a clean cut some PIECE characters on.
+
+    The tokens of the pieces are the text's tokens (is_clean_cut), so a long
+    text can be tokenized one piece at a time. Text with no clean cut past
+    PIECE characters is one piece.
+    """
+    start = 0
+    while len(text) - start > PIECE:
+        cut = _clean_cut_from(text, start + PIECE)
+        if cut is None:
+            break
+        yield start, cut
+        start = cut
+    yield start, len(text)
+
+
+CUT_CANDIDATE = re.compile(r"(?<=\S)[ \t]|(?<=[\r\n])\S")  # what is_clean_cut accepts, near enough
+
+
+def _clean_cut_from(text: str, position: int) -> int | None:
+    """The first clean cut strictly inside `text` at or after `position`, or None."""
+    for match in CUT_CANDIDATE.finditer(text, position):
+        if is_clean_cut(text, match.start()):  # re's \s and str.isspace differ on a few characters
+            return match.start()
+    return None
+
+
+def _token_ids(text: str) -> np.ndarray:
+    """The token ids of `text` as a numpy array; text that looks like a special token is plain text."""
+    try:
+        return tokenizer().encode_to_numpy(text, disallowed_special=())
+    except UnicodeEncodeError:  # a lone surrogate: the slower list path replaces it with U+FFFD
+        return np.asarray(encode(text), dtype=np.uint32)
 
 
 def token_starts(text: str) -> list[int]:

@@ -27,6 +27,7 @@ from speed import repeated_corpus
 from tables import table
 
 TITLE = "Orbit docs"
+MOST_TIMES_FILE = 10  # the target: chunking a file adds at most 10 times its size to the peak
 
 
 def status_bytes(field):
@@ -78,6 +79,10 @@ def memory_table(pages, size, overlap, megabytes_wanted):
     held = next(iter(results.values()))["text_bytes"]
     print(f"(held before the start: the text as a Python str, {held / 1e6:.0f} MB, "
           f"{held / len(text):.1f} bytes a character)")
+    for name, r in results.items():
+        times = (r["peak_bytes"] - r["before_bytes"]) / file_bytes
+        print(f"- {name}, peak at most {MOST_TIMES_FILE} times the file's size: {times:.1f} times: "
+              f"{'met' if times <= MOST_TIMES_FILE else 'NOT met'}")
 
 
 if __name__ == "__main__":

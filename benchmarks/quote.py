@@ -40,6 +40,8 @@ QUOTES = {
     "chroma-targets": ("### Chroma's benchmark", r"Targets at ", 1),
     "speed": ("", r"### Speed: ", 2),
     "speed-targets": ("", r"Speed targets, on ", 1),
+    "growth": ("", r"### Growth with input size", 2),
+    "memory": ("", r"### Memory: ", 2),
 }
 
 

@@ -97,7 +97,7 @@ def real_markdown_documents():
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
-                        help="one chunk size, 2 timing runs, growth to 4x, a 2 MB memory test (about a minute)")
+                        help="one chunk size, 2 timing runs (growth: still 3), growth to 4x, a 2 MB memory test")
     parser.add_argument("--no-chroma", action="store_true", help="skip Chroma's benchmark even if its data is there")
     parser.add_argument("--chroma-data", type=Path, default=chroma.DEFAULT_FOLDER,
                         help=f"folder of Chroma's benchmark data (default: {chroma.DEFAULT_FOLDER})")
@@ -147,7 +147,7 @@ def main():
         indexing.indexing_table([(*dataset, *titled) for dataset, titled in zip(datasets, asked)], runs, args.embedder)
     speeds = speed.speed_table(datasets, runs)
     steps = speed.GROWTH[:2] if args.quick else speed.GROWTH
-    growth = speed.growth_table(pages, orbit_sizes[0], 1 if args.quick else 3, steps)
+    growth = speed.growth_table(pages, orbit_sizes[0], speed.GROWTH_RUNS, steps)
     speed.print_targets(speeds, growth, steps)
     peak_memory.memory_table(pages, orbit_sizes[0], orbit_sizes[0] // 8, 2 if args.quick else 20)
 

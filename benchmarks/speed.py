@@ -30,6 +30,7 @@ FLOOR = "tiktoken encode (floor)"
 SHARE_OF_TIKTOKEN = (0.75, 0.6)  # the least share of tiktoken's speed for rag5, then rag6
 COMPILED = "chonkie recursive"  # a recursive splitter in compiled code, which rag6 must keep up with
 GROWTH = (1, 4, 16)  # copies of the corpus, as one document
+GROWTH_RUNS = 3  # the time of a size is the best of 3 runs, even in a quick run: one run is noise
 TOLERANCE = 1.25  # "linear": time per MB at the largest size within 25% of the smallest
 WORD = re.compile(r"[A-Za-z]{4,}")
 

@@ -36,12 +36,12 @@ def signed(points):
 
 def in_points(interval: Interval) -> str:
     """A recall (0 to 1) with its interval, in percent: '73.7 [65.5, 81.0]'."""
-    return f"{100 * interval.mean:.1f} [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
+    return f"{100 * interval.estimate:.1f} [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
 
 
 def signed_points(interval: Interval) -> str:
     """A difference (0 to 1) with its interval, in points: '+8.7 [+2.1, +15.3]'."""
-    return f"{100 * interval.mean:+.1f} [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
+    return f"{100 * interval.estimate:+.1f} [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
 
 
 def shown_kinds(differences: dict) -> str:

@@ -88,6 +88,8 @@ def read_document(text, budget, index, scan_blocks: Callable, enter_section: Cal
     lines = line_view(text, body_start)  # the lines, their Lines made only if asked for
     blocks = scan_blocks(lines)
     bounds = [body_start, *map(lines.offsets.__getitem__, map(FIRST, blocks[1:])), len(text)]
+    regions = protected_regions(lines, blocks)
+    del lines  # the lines' texts take about the text's size again: freed before the sections are made
     index = BoundaryIndex(index, bounds)
     if blocks:
         sections = fold_tiny_parents(sections_of(blocks, bounds, index.sizes, enter_section), budget // 8)
@@ -95,7 +97,7 @@ def read_document(text, budget, index, scan_blocks: Callable, enter_section: Cal
         sections = [Section((), body_start, len(text), [Piece(body_start, len(text), False, index.sizes[0], "blank")])]
     else:
         sections = []
-    return Document(index, body_start, sections, protected_regions(lines, blocks))
+    return Document(index, body_start, sections, regions)
 
 
 def sections_of(blocks, bounds, sizes, enter_section):

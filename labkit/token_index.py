@@ -67,11 +67,16 @@ class TokenIndex:
         tokens, with no token start inside). Found once, from the one
         tokenization: only the pieces of two tokens or more are encoded again.
         """
-        inside = np.diff(self.numbers)  # tokens of each piece, as the whole text has them
+        starts, numbers = self.starts, self.numbers
+        if numbers[-1] == len(starts):  # every token starts a character: every piece is one token
+            return min(len(starts), 1)
+        # tokens of each piece, as the whole text has them (int32: half the memory np.diff would take)
+        inside = np.subtract(numbers[1:], numbers[:-1], dtype=np.int32)
         wide = np.flatnonzero(inside > 1)
-        ends = np.append(self.starts[1:], len(self.text))[wide].tolist()
+        ends = starts.take(wide + 1, mode="clip")  # each wide piece runs to the next start...
+        ends[wide + 1 == len(starts)] = len(self.text)  # ...or to the text's end
         text = self.text
-        pieces = {text[start:end] for start, end in zip(self.starts[wide].tolist(), ends)}
+        pieces = {text[start:end] for start, end in zip(starts[wide].tolist(), ends.tolist())}
         alone = [count_tokens(piece) for piece in pieces]  # each piece once: a page repeats them
         return max([int(inside.max(initial=0)), *alone])
 

@@ -4,6 +4,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import unittest.mock
 from pathlib import Path
 
 import numpy as np
@@ -99,6 +100,22 @@ def test_min_budget_is_the_widest_piece_no_cut_may_split(text):
     starts = token_starts(text)
     pieces = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
     assert TokenIndex(text).min_budget == max(map(count_tokens, pieces), default=0)
+
+
+@given(text=st.one_of(any_text, prose, markdown_text, KOREAN))
+def test_token_positions_read_a_piece_at_a_time_are_the_whole_texts(text):
+    # A long text is tokenized in pieces cut at clean cuts (so that no copy of it is held
+    # whole); here pieces of a few characters, against the text tokenized in one piece.
+    whole = academy_llm._token_positions(text)
+    with unittest.mock.patch.object(academy_llm, "PIECE", 3):
+        pieces = academy_llm._token_positions(text)
+    assert all(np.array_equal(a, b) and a.dtype == b.dtype == np.int64 for a, b in zip(whole, pieces))
+
+
+def test_token_positions_skip_tokens_inside_a_character():
+    # '𩝕' is four tokens, a byte each, three of them starting inside it: one start, four tokens counted.
+    starts, numbers = token_positions("a𩝕 b")
+    assert starts.tolist() == [0, 1, 2] and numbers.tolist() == [0, 1, 5, 6]
 
 
 def test_min_budget_of_korean_is_more_than_a_character_needs():
