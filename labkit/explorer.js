@@ -21,10 +21,14 @@ function element(tag, attributes, text) {
   return node;
 }
 
+// On a control: JupyterLab's shortcuts leave its keys to it. Without this, a notebook in
+// command mode takes a focused slider's arrow keys, and it never moves by keyboard.
+const OWN_KEYS = { "data-lm-suppress-shortcuts": "true" };
+
 // A slider over a control's values: the grid's (index positions) or a live range.
 function slider(label, choices, value, onChange) {
   const box = element("label", { class: "explorer-control", style: "margin-right:18px;white-space:nowrap" });
-  const input = element("input", { type: "range", class: `explorer-${label}` });
+  const input = element("input", { type: "range", class: `explorer-${label}`, ...OWN_KEYS });
   const shown = element("span", { class: "explorer-value", style: "display:inline-block;min-width:3em" });
   const values = choices.values;
   if (values) {
@@ -155,7 +159,7 @@ function render({ model, el }) {
   let setting = { ...model.get("setting") };
   const root = element("div", { class: "explorer-body", "data-mode": spec.mode, style: "font-family:sans-serif;font-size:90%" });
   const controls = element("div", { class: "explorer-controls", style: "margin:4px 0 8px 0" });
-  const choose = element("select", { class: "explorer-chunker", style: "margin-right:18px" });
+  const choose = element("select", { class: "explorer-chunker", style: "margin-right:18px", ...OWN_KEYS });
   for (const name of spec.chunkers) choose.append(element("option", { value: name }, name));
   choose.value = setting.chunker;
   const change = (name, value) => {

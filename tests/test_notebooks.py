@@ -13,10 +13,12 @@ import importlib.util
 import os
 import re
 import shutil
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import labkit
+import live_jupyterlab
 import labkit.running
 import labkit.view
 import jupytext
@@ -454,3 +456,139 @@ def test_the_explorer_in_a_notebook_exported_to_html_moves_with_its_controls(not
     check_explorer(browser, explorer, page, rag5.rag4.token_windows(page, 256, 16))
     assert re.fullmatch(r"\d+ of \d+ \(chunk #\d+\)", explorer.find_element("css selector", ".explorer-rank").text)
     explorer.screenshot(str(TEST_OUTPUT / "explorer-in-notebook.png"))
+
+
+# --------------------------------------------------------------------------
+# The chunk explorer live in JupyterLab: a moved control asks the kernel
+# --------------------------------------------------------------------------
+
+LAB_SECONDS = 300  # JupyterLab's page, a kernel and the cells up to the explorer, on a loaded 2-core machine
+LIVE_SECONDS = 120  # a moved slider's chunks, computed by the kernel and drawn
+
+# What the notebook shows, read from JupyterLab's own objects (window.jupyterapp): whether its
+# kernel is idle, the index of the explorer's cell, every error a cell shows, and the explorer
+# each output area draws (live: the widget's, static: its HTML fallback).
+LAB_STATE = """
+const app = window.jupyterapp;  // the notebook's panel: a headless page has no focus, so no currentWidget
+const panel = app && Array.from(app.shell.widgets("main")).find(widget => widget.content && widget.sessionContext);
+if (!panel || !panel.content || !panel.sessionContext) return {ready: false};
+const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+const cells = panel.content.widgets;
+const errors = [];
+cells.forEach((cell, index) => {
+  if (!cell.model.outputs) return;
+  for (const output of cell.model.outputs.toJSON())
+    if (output.output_type === "error") errors.push(`cell ${index}: ${output.ename}: ${output.evalue}`);
+});
+const modes = Array.from(panel.node.querySelectorAll(".explorer-body")).map(body => body.dataset.mode);
+const widgetErrors = Array.from(panel.node.querySelectorAll(".jp-OutputArea-output"))
+  .map(node => node.textContent).filter(text => /Error displaying widget|Failed to load model/.test(text));
+return {ready: true, kernel: kernel ? kernel.status : "none", errors, modes, widgetErrors,
+        explorerCell: cells.findIndex(cell => cell.model.sharedModel.getSource().includes("show_explorer("))};
+"""
+
+
+@pytest.fixture
+def jupyterlab(tmp_path):
+    """JupyterLab serving a copy of rag5's solution notebook (a first cell switches the
+    network off, no jupytext pairing) and the rag4 script it loads; stopped after the
+    test, whatever happened, with every process it started."""
+    root = tmp_path / "course"
+    (root / "notebooks" / "solutions").mkdir(parents=True)
+    (root / "solutions").mkdir()
+    shutil.copy(ROOT / "solutions" / "rag4-chunking.py", root / "solutions")  # load_lab("rag4")
+    notebook = nbformat.read(NOTEBOOKS / "solutions" / f"{BROWSER_LAB}.ipynb", as_version=4)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(REFUSE_NETWORK, id="offline"))
+    del notebook.metadata["jupytext"]  # a save would write a paired script; the test saves nothing
+    nbformat.write(notebook, root / "notebooks" / "solutions" / f"{BROWSER_LAB}.ipynb")
+    lab = live_jupyterlab.start(root, tmp_path / "jupyter", pythonpath=str(ROOT))
+    try:
+        yield lab
+    finally:
+        live_jupyterlab.stop(lab)
+        alive = [f"{process.pid} {process.name()}" for process in lab.started.values() if process.is_running()]
+        assert lab.process.returncode is not None and not alive, f"outlived the test: {alive}"
+
+
+def wait_for(browser, seconds: float, ready, what: str, shown=lambda browser: browser.execute_script(LAB_STATE)):
+    """ready(browser)'s first true answer within `seconds`, else a failure saying `what` was missing
+    and what was `shown` instead."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        return WebDriverWait(browser, seconds, poll_frequency=0.5).until(ready)
+    except TimeoutException:
+        pytest.fail(f"{what} within {seconds} s; shown: {shown(browser)}")
+
+
+def live_explorer(browser):
+    """The explorer the widget drew, once the cells up to its own have run; fails on a cell's error."""
+    state = browser.execute_script(LAB_STATE)
+    assert not state.get("errors") and not state.get("widgetErrors"), state
+    if "live" not in state.get("modes", []):
+        return None
+    return browser.find_element("css selector", '.jp-OutputArea-output .explorer-body[data-mode="live"]')
+
+
+def explorer_setting(explorer):
+    """What the explorer shows and its sliders say, for a failure's message."""
+    def shown(browser):
+        sliders = {name: explorer.find_element("css selector", f".explorer-{name}").get_attribute("value")
+                   for name in ("max_tokens", "overlap")}
+        return f"the view of {explorer.get_attribute('data-setting')}, the sliders at {sliders}"
+    return shown
+
+
+@pytest.mark.heavy
+@pytest.mark.timeout(live_jupyterlab.START_SECONDS + 2 * LAB_SECONDS + 2 * LIVE_SECONDS + 60)
+def test_the_explorer_live_in_jupyterlab_asks_its_kernel_for_any_setting(jupyterlab, browser):
+    """In a real JupyterLab, the explorer is the anywidget, not its HTML fallback, and a slider moved to a
+    value of no grid is answered by the kernel: the chunks drawn are rag5's own for that setting."""
+    from labkit.explorer_widget import GRID_MAX_TOKENS, GRID_OVERLAPS, LIVE_MAX_TOKENS, LIVE_OVERLAPS
+    from selenium.webdriver.common.keys import Keys
+
+    browser.get(jupyterlab.url(f"lab/tree/notebooks/solutions/{BROWSER_LAB}.ipynb"))
+    state = wait_for(browser, LAB_SECONDS, lambda b: (lambda s: s["ready"] and s["kernel"] == "idle" and s)(
+        b.execute_script(LAB_STATE)), "JupyterLab did not open the notebook with an idle kernel")
+    assert state["explorerCell"] > 0, "no cell calls show_explorer"
+    jupyterlab.follow()
+    pythons = {process.cmdline()[0] for process in jupyterlab.started.values() if "ipykernel_launcher" in
+               process.cmdline()}
+    assert pythons == {sys.executable}, f"the kernel runs on {pythons}, not this interpreter"
+    browser.execute_script(  # the cells up to the explorer's, not run_lab(main) after it
+        "const app = window.jupyterapp, panel = Array.from(app.shell.widgets('main')).find(w => w.content);"
+        "app.shell.activateById(panel.id); panel.content.activeCellIndex = arguments[0];"
+        "app.commands.execute('notebook:run-all-above');", state["explorerCell"] + 1)
+    explorer = wait_for(browser, LAB_SECONDS, live_explorer,
+                        "the notebook showed no live explorer (the anywidget; the HTML fallback does not count)")
+    static = browser.find_elements("css selector", '.explorer-body[data-mode="static"]')
+    assert not static, "the HTML fallback is drawn beside the widget"
+
+    rag5 = labkit.load_lab("rag5", ROOT / "solutions")
+    page = rag5.PAGE.read_text(encoding="utf-8")
+    assert explorer.get_attribute("data-setting") == "recursive|128|0"
+    check_explorer(browser, explorer, page, rag5.recursive_chunks(page, 128, 0))
+
+    max_tokens = 128 + 4 * LIVE_MAX_TOKENS["step"]  # four steps right: 192, which no grid computed
+    overlap = LIVE_OVERLAPS["step"]  # 8
+    assert max_tokens not in GRID_MAX_TOKENS and overlap not in GRID_OVERLAPS
+    shown = explorer_setting(explorer)
+    explorer.find_element("css selector", ".explorer-max_tokens").send_keys(*[Keys.ARROW_RIGHT] * 4)  # by keyboard
+    wait_for(browser, LIVE_SECONDS, lambda b: explorer.get_attribute("data-setting") == f"recursive|{max_tokens}|0",
+             f"the kernel sent no view for max_tokens={max_tokens}", shown)
+    chunks = rag5.recursive_chunks(page, max_tokens, 0)
+    assert chunks != rag5.recursive_chunks(page, 128, 0)
+    check_explorer(browser, explorer, page, chunks)
+
+    explorer.find_element("css selector", ".explorer-overlap").send_keys(Keys.ARROW_RIGHT)
+    wait_for(browser, LIVE_SECONDS,
+             lambda b: explorer.get_attribute("data-setting") == f"recursive|{max_tokens}|{overlap}",
+             f"the kernel sent no view for overlap={overlap}", shown)
+    check_explorer(browser, explorer, page, rag5.recursive_chunks(page, max_tokens, overlap))
+    assert explorer.find_elements("css selector", ".explorer-overlap.explorer-piece"), "no overlap drawn"
+
+    loaded = browser.execute_script("return performance.getEntriesByType('resource').map(entry => entry.name)")
+    assert all(url.startswith(f"http://127.0.0.1:{jupyterlab.port}/") for url in loaded), "the page reached out"
+    TEST_OUTPUT.mkdir(exist_ok=True)
+    explorer.screenshot(str(TEST_OUTPUT / "explorer-in-jupyterlab.png"))
