@@ -678,7 +678,7 @@ class Scanner:
         item = self.item_of(text) if first in "-+*" or first.isdecimal() else None
         if item and (where != PARAGRAPH or item.has_content and (not item.ordered or item.number == 1)):
             return "list"
-        if first == "<" and self.html_block_end(lines, i, where != TOP) is not None:
+        if first == "<" and html_ending(text, where != TOP) is not None:  # read_html finds where it ends
             return "html"
         return self.table_or_text(lines, i, where)
 
@@ -829,23 +829,20 @@ class Scanner:
         return Block("code", i, j)
 
     def read_html(self, lines, i, depth):
-        return Block("html", i, self.html_block_end(lines, i, in_paragraph=False))
-
-    def html_block_end(self, lines, i, in_paragraph):
-        """Index after the HTML block starting at lines[i], or None if none starts there."""
+        """An HTML block (block_start found that one starts here): to the line holding the pattern
+        that ends it, or to the blank line after it (html_ending)."""
         texts = self.texts
-        end = html_ending(texts[i], in_paragraph)
-        if end is None:
-            return None
-        j = i
+        end = html_ending(texts[i], False)
+        n = len(lines)
         if end is BLANK_ENDS:
             j = i + 1
-            while j < len(lines) and not is_blank(texts[j]):
+            while j < n and not is_blank(texts[j]):
                 j += 1
-            return j
-        while j < len(lines) and not end.search(texts[j]):
+            return Block("html", i, j)
+        j = i
+        while j < n and not end.search(texts[j]):
             j += 1
-        return min(j + 1, len(lines))
+        return Block("html", i, min(j + 1, n))
 
     def read_quote(self, lines, i, depth):
         """A block quote: its lines, without the > prefix, are scanned again for what they nest."""
