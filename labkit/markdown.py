@@ -40,11 +40,12 @@ lists, made in C); it asks a rule only about a line the rule could be true of
 (the fence rules about a line whose first character after its indent is a
 backtick or a tilde, atx_heading a #, is_table_start a line holding a |);
 and it reads the commonest blocks (a blank line, a paragraph of one line, a
-heading, a fence, a list of simple items) without the general machinery, to
-the same blocks. A list or quote is read item by item, and its lines scanned
-again, only if something in it may need it (a fence, a |, a line indented
-where code could start); and scanned again only if it holds a block to keep
-whole.
+heading, a fence, a list of simple items, fences in an item's own content
+included) without the general machinery, to the same blocks. A list or quote
+is read item by item, and its lines scanned again, only if something in it
+may need it (a |, a fence beside a nested list, quote or HTML or left open, a
+line indented where code could start); and scanned again only if it holds a
+block to keep whole.
 """
 
 from __future__ import annotations
