@@ -276,6 +276,7 @@ CONTAINER_MARKS = re.compile(r"(?:(?:[-+*]|\d{1,9}[.)])(?: +|$)|>| +)*")  # the 
 WIDE_MARKER = re.compile(r"(?:(?:^|[ >])(?:[-+*]|\d{1,9}[.)])|>) {5,}\S")  # a nested item or quote's line,
 # opening with indented code (5 columns after its marker, the first of which is the marker's)
 NESTED_OPENING = re.compile(r" {0,3}(?:[-+*><]|\d{1,9}[.)])")  # may open a list, quote or HTML
+NESTED_FIRST = frozenset(" -+*><")  # what NESTED_OPENING may start with, digits aside
 LAZY = "lazy"  # the text a container keeps for a lazy line (ContainerText): a paragraph's line, however it reads
 
 # Where a line is read, which decides what it can start (see Scanner.block_start).
@@ -937,13 +938,16 @@ class Scanner:
                     return None
             else:  # a lazy line, or after a blank line: the list's end
                 return None if j == end else self.simple_end(end, fences, nested)
-            if FENCE_LIKE.match(content) and (fence := self.recognise.fence_opening(content)):
+            if "```" in content or "~~~" in content:  # a fence, or code or a table it might open
+                if not (FENCE_LIKE.match(content) and (fence := self.recognise.fence_opening(content))):
+                    return None
                 opened = j
-            elif "|" in content or "```" in content or "~~~" in content:  # a table or code, perhaps
+            elif "|" in content:  # a table, perhaps
                 return None
             elif "     " in content and WIDE_MARKER.search(content.lstrip(" ")):  # code in a nested item or quote
                 return None
-            nested = nested or bool(NESTED_OPENING.match(content))
+            if not nested and (content[:1] in NESTED_FIRST or content[:1].isdecimal()):
+                nested = bool(NESTED_OPENING.match(content))
             previous = content
             end = j + 1
         return None if fence else self.simple_end(end, fences, nested)
