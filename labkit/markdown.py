@@ -736,9 +736,12 @@ class Scanner:
             first = text[:1]
             if first in ("", " ", "\t") and not text.strip(" \t"):  # blank (is_blank, inline)
                 i += 1
-            elif first.isalpha() and "|" not in text and (i + 1 == n or not texts[i + 1].strip(" \t")):
-                blocks.append(tuple.__new__(Block, ("paragraph", i, i + 1, 0, "", ())))  # Block(...), faster
-                i += 1
+            elif first.isalpha() and "|" not in text:  # a paragraph (block_start would say so)
+                if i + 1 == n or not texts[i + 1].strip(" \t"):  # of one line
+                    blocks.append(tuple.__new__(Block, ("paragraph", i, i + 1, 0, "", ())))  # Block(...), faster
+                else:
+                    blocks.append(self.read_paragraph(lines, i, depth))
+                i = blocks[-1].last
             elif first == "#" and (heading := self.recognise.atx_heading(text)):
                 blocks.append(tuple.__new__(Block, ("heading", i, i + 1, heading[0], heading[1], ())))
                 i += 1
@@ -785,7 +788,7 @@ class Scanner:
             if self.block_start(lines, j, PARAGRAPH) is not None:
                 break
             j += 1
-        return Block("paragraph", i, j)
+        return tuple.__new__(Block, ("paragraph", i, j, 0, "", ()))
 
     def read_table(self, lines, i, depth):
         texts = self.texts

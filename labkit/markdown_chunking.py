@@ -10,6 +10,7 @@ What lies between is here, in the order a document goes through it:
   almost no body folded into its child (fold_tiny_parents);
 - pieces_of: the Pieces chunk_section packs, a big paragraph or list cut at
   rag5's seams around what it nests, each heading glued to what follows it;
+  a section that fits its budget whole, one piece (whole_section);
   repack_exactly for the rare chunk that counted over budget;
 - section_chunks: one section's packed spans made Chunks: overlap that reaches
   back to a word but never into a fence or table (reach_back), the kind of
