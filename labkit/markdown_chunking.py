@@ -10,7 +10,6 @@ What lies between is here, in the order a document goes through it:
   almost no body folded into its child (fold_tiny_parents);
 - pieces_of: the Pieces chunk_section packs, a big paragraph or list cut at
   rag5's seams around what it nests, each heading glued to what follows it;
-  a section that fits its budget whole, one piece (whole_section);
   repack_exactly for the rare chunk that counted over budget;
 - section_chunks: one section's packed spans made Chunks: overlap that reaches
   back to a word but never into a fence or table (reach_back), the kind of
@@ -195,9 +194,6 @@ def pieces_of(text, section, budget, index, regions, split_at_seams: Callable):
     one cut at seams (rag5's `split_at_seams`) around the fences and tables nested in it; each
     heading glued to the piece after it."""
     pieces = blocks = section.blocks
-    whole = whole_section(text, section, budget, index)
-    if whole is not None:
-        return [whole]
     if max(map(TOKENS, blocks)) > budget and any(block.tokens > budget and not block.whole for block in blocks):
         pieces = []
         for block in section.blocks:
@@ -219,25 +215,6 @@ def pieces_of(text, section, budget, index, regions, split_at_seams: Callable):
         glued = tuple.__new__(Piece, (heading.start, after.end, after.whole, heading.tokens + after.tokens, after.kind))
         return [glued] + pieces[2:]
     return glue_headings(pieces, [(block.start, block.end) for block in blocks if block.kind == "heading"])
-
-
-def whole_section(text, section, budget, index):
-    """The section as one Piece if packing its blocks would make it one chunk within `budget`; else None.
-
-    Most sections fit (at 512 tokens, four in five of the real-Markdown
-    corpus's): their block estimates add up to `budget` or less, so packing
-    them greedily joins them all. Between clean cuts a span's exact count is
-    its estimate, never more than its blocks' estimates added up, so the one
-    chunk is within budget too, and chunk_section gets the chunk it would
-    have packed, in one piece instead of one a block.
-    """
-    blocks = section.blocks
-    if len(blocks) < 2 or not (is_clean_cut(text, section.start) and is_clean_cut(text, section.end)):
-        return None
-    tokens = sum(map(TOKENS, blocks))
-    if tokens > budget:
-        return None
-    return tuple.__new__(Piece, (section.start, section.end, False, tokens, kind_of_blocks(blocks)))
 
 
 def seam_pieces(text, start, end, budget, index, split_at_seams, kind):
