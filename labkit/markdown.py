@@ -40,12 +40,11 @@ lists, made in C); it asks a rule only about a line the rule could be true of
 (the fence rules about a line whose first character after its indent is a
 backtick or a tilde, atx_heading a #, is_table_start a line holding a |);
 and it reads the commonest blocks (a blank line, a paragraph of one line, a
-heading, a fence, a list of simple items, fences in an item's own content
-included) without the general machinery, to the same blocks. A list or quote
-is read item by item, and its lines scanned again, only if something in it
-may need it (a |, a fence beside a nested list, quote or HTML or left open, a
-line indented where code could start); and scanned again only if it holds a
-block to keep whole.
+heading, a fence, a list of simple items) without the general machinery, to
+the same blocks. A list or quote is read item by item, and its lines scanned
+again, only if something in it may need it (a fence, a |, a line indented
+where code could start); and scanned again only if it holds a block to keep
+whole.
 """
 
 from __future__ import annotations
@@ -275,8 +274,6 @@ PROTECTED = ("code", "table")  # the kinds of block no chunk may cut: fenced and
 CONTAINER_MARKS = re.compile(r"(?:(?:[-+*]|\d{1,9}[.)])(?: +|$)|>| +)*")  # the list markers and >s opening a line
 WIDE_MARKER = re.compile(r"(?:(?:^|[ >])(?:[-+*]|\d{1,9}[.)])|>) {5,}\S")  # a nested item or quote's line,
 # opening with indented code (5 columns after its marker, the first of which is the marker's)
-NESTED_OPENING = re.compile(r" {0,3}(?:[-+*><]|\d{1,9}[.)])")  # may open a list, quote or HTML
-NESTED_FIRST = frozenset(" -+*><")  # what NESTED_OPENING may start with, digits aside
 LAZY = "lazy"  # the text a container keeps for a lazy line (ContainerText): a paragraph's line, however it reads
 
 # Where a line is read, which decides what it can start (see Scanner.block_start).
@@ -359,6 +356,12 @@ def quote_content(text):
     if "\t" in rest:
         rest = (" " * after + rest).expandtabs(4)[after:]
     return rest[1:] if rest[:1] == " " else rest
+
+
+def may_nest(texts):
+    """False if no line could hold a fence or a table (no ```, ~~~ or |)."""
+    inside = "\n".join(texts)
+    return "|" in inside or "```" in inside or "~~~" in inside
 
 
 def continues_text(content):
@@ -871,10 +874,9 @@ class Scanner:
 
     def read_list(self, lines, i, depth):
         """A list: each item's content lines are scanned again for what they nest."""
-        simple = self.simple_list_end(lines, i)
-        if simple is not None:
-            end, fences = simple
-            return tuple.__new__(Block, ("list", i, end, 0, "", fences if depth < MAX_NESTING else ()))
+        end = self.simple_list_end(lines, i)
+        if end is not None and not may_nest(self.texts[i:end]):
+            return tuple.__new__(Block, ("list", i, end, 0, "", ()))
         texts = self.texts
         items = []
         j = i
@@ -893,27 +895,19 @@ class Scanner:
         return Block("list", i, j, nested=[region for inner in items for region in self.nested_regions(inner, depth)])
 
     def simple_list_end(self, lines, i):
-        """(where a list ends, the Regions of the fences in it), as read_list would find them, if the
-        list is simple, as most are: items and the lines indented under them, with no lazy line, no
-        indented code, no table, and no fence but ones that open and close in an item's own
-        content, in a list with no nested list, quote or HTML. Else None.
+        """Where a list ends, as read_list would find, if it is simple, as most are: items and
+        the lines indented under them, with no fence, no lazy line and no indented code. Else None.
 
         Indented code is 4 columns deeper than its item's content, and cannot
         continue a paragraph: a line indented that far under a blank line, or
         under a line that is not text (continues_text), or an item with 5
         spaces or more after its marker, may open some, and is left to
-        read_list to read item by item. So is a list where a fence might not
-        be the item's own (beside a nested container, which might hold it), or
-        might not close in its item, and a line outside fences that might
-        hold code or a table (``` or ~~~ or |).
+        read_list to read item by item.
         """
         texts = self.texts
         column = 0  # the content column of the item being read
         end = i  # after its last line
         previous = None  # the content of the line before; None after a blank line
-        fence = opened = None  # the fence open in an item, and its line
-        fences = []  # the Regions of the fences closed
-        nested = False  # a line opens a nested list or quote, or HTML: might hold a fence
         for j in range(i, len(lines)):
             text = texts[j]
             if not text.strip(" \t"):  # blank
@@ -921,44 +915,24 @@ class Scanner:
                 continue
             if column and indent_of(text) >= column:  # the item goes on
                 content = strip_columns(text, column)
-                if fence:  # a line of the fence, or its closing one
-                    if FENCE_LIKE.match(content) and self.recognise.closes_fence(content, *fence):
-                        fences.append(tuple.__new__(Region, (lines[opened].start, lines[j].end, "code")))
-                        fence = None
-                        previous = content
-                    end = j + 1
-                    continue
                 if content[:4] == "    " and not continues_text(previous):
                     return None
-            elif fence:  # the item ends with its fence open
-                return None
             elif item := self.item_of(text):  # the next item
                 column = item.content_column
                 content = text[column:] if "\t" not in text else item_content(text, item)  # item_content, inline
                 if content[:1] in ("-", "*") and THEMATIC_BREAK.match(text):  # "- - -": a rule, ending the list
-                    return self.simple_end(end, fences, nested)
+                    return end
                 if content[:1] == " " and item.has_content:  # 5 spaces after the marker: it opens with code
                     return None
-            else:  # a lazy line, or after a blank line: the list's end
-                return None if j == end else self.simple_end(end, fences, nested)
-            if "```" in content or "~~~" in content:  # a fence, or code or a table it might open
-                if not (FENCE_LIKE.match(content) and (fence := self.recognise.fence_opening(content))):
-                    return None
-                opened = j
-            elif "|" in content:  # a table, perhaps
+            else:
+                return None if j == end else end  # a lazy line, or after a blank line: the list's end
+            if FENCE_LIKE.match(content) and self.recognise.fence_opening(content):
                 return None
-            elif "     " in content and WIDE_MARKER.search(content.lstrip(" ")):  # code in a nested item or quote
+            if "     " in content and WIDE_MARKER.search(content.lstrip(" ")):  # code in a nested item or quote
                 return None
-            if not nested and (content[:1] in NESTED_FIRST or content[:1].isdecimal()):
-                nested = bool(NESTED_OPENING.match(content))
             previous = content
             end = j + 1
-        return None if fence else self.simple_end(end, fences, nested)
-
-    @staticmethod
-    def simple_end(end, fences, nested):
-        """simple_list_end's answer: (end, fences), or None where a nested container might hold a fence."""
-        return None if fences and nested else (end, fences)
+        return end
 
     def read_item(self, lines, i, depth):
         """(the ContainerText of the list item starting at lines[i], the index after it)."""

@@ -191,7 +191,7 @@ def test_a_simple_list_is_read_without_reading_each_item(rag6):
     text = "".join("  " * (n % 6) + f"- item {n}\n" for n in range(30))
     lines = line_view(text)
     scanner.texts = lines.texts
-    assert scanner.simple_list_end(lines, 0) == (30, [])
+    assert scanner.simple_list_end(lines, 0) == 30
     text = "- a\n\n      code\n"
     lines = line_view(text)
     scanner.texts = lines.texts
