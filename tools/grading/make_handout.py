@@ -111,7 +111,7 @@ STUDENT_REQUIREMENTS = (
 )
 # The project's notebook and browser checks, its lint, and scipy: the hidden tests' judge of rag8's bootstrap
 # (the public tests a student runs judge it by the exact distribution, grading_checks.exact_bootstrap).
-PROJECT_ONLY = {"nbclient", "nbconvert", "selenium", "ruff", "scipy"}
+PROJECT_ONLY = {"nbclient", "nbconvert", "selenium", "psutil", "ruff", "scipy"}
 
 GITIGNORE = """\
 __pycache__/
