@@ -40,16 +40,22 @@ def show_explorer(text: str, chunkers: dict[str, Callable], question: str, answe
     the rank of the chunk holding `answer` (a quote of the page) judged for `question`."""
     from IPython.display import HTML, display
 
-    page = read_page(text, question, answer)
-    grid = Grid(tuple(chunkers), GRID_MAX_TOKENS, GRID_OVERLAPS)
-    explored = explore_grid(page, chunkers, grid)
+    page, grid, explored = precomputed(text, chunkers, question, answer)
     fallback = static_html(page, grid, explored)
     try:
-        widget = explorer_widget(page, chunkers, explored, fallback)
+        widget = explorer_widget(page, chunkers, grid, explored, fallback)
     except ImportError:  # no anywidget: the page's own controls, over the grid
         display(HTML(fallback))
         return
     display(widget)
+
+
+def precomputed(text: str, chunkers: dict[str, Callable], question: str, answer: str) -> tuple[Page, Grid, dict]:
+    """(page, grid, {setting_key: Exploration}): the page read once and every setting of the grid
+    (GRID_MAX_TOKENS x GRID_OVERLAPS for each chunker) computed ahead, as both forms start from."""
+    page = read_page(text, question, answer)
+    grid = Grid(tuple(chunkers), GRID_MAX_TOKENS, GRID_OVERLAPS)
+    return page, grid, explore_grid(page, chunkers, grid)
 
 
 def first_setting(grid: Grid) -> dict:
@@ -92,8 +98,9 @@ def static_payload(page: Page, grid: Grid, explored: dict) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
 
 
-def explorer_widget(page: Page, chunkers: dict[str, Callable], explored: dict, fallback: str):
-    """The anywidget, its text/html the fallback; an ImportError without anywidget."""
+def explorer_widget(page: Page, chunkers: dict[str, Callable], grid: Grid, explored: dict, fallback: str):
+    """The anywidget over `grid` (its chunkers, where it opens), its text/html the fallback; an
+    ImportError without anywidget."""
     import anywidget
     import traitlets
 
@@ -119,7 +126,6 @@ def explorer_widget(page: Page, chunkers: dict[str, Callable], explored: dict, f
             data, metadata = super()._repr_mimebundle_(**kwargs)
             return {**data, "text/html": fallback}, metadata
 
-    grid = Grid(tuple(chunkers), GRID_MAX_TOKENS, GRID_OVERLAPS)
     widget = ChunkExplorer(spec=spec_json(page, grid, live=True))
     widget.setting = first_setting(grid)  # computes the first view
     return widget

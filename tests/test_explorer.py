@@ -159,7 +159,7 @@ def test_the_widget_computes_a_setting_off_the_grid_and_falls_back_to_the_static
     chunkers = {"markdown": labs["rag6"].markdown_chunks}
     grid = Grid(("markdown",), (128,), (0,))
     explored = explore_grid(rag6_page, chunkers, grid)
-    widget = explorer_widget(rag6_page, chunkers, explored, "<div>fallback</div>")
+    widget = explorer_widget(rag6_page, chunkers, grid, explored, "<div>fallback</div>")
     assert widget.view["max_tokens"] == 128
     widget.setting = {"chunker": "markdown", "max_tokens": 200, "overlap": 24}  # as the page sends it
     made = labs["rag6"].markdown_chunks(rag6_page.text, 200, 24)

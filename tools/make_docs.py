@@ -424,13 +424,12 @@ def stale_images(rag5_stdout: str, rag6_folder: Path) -> list[str]:
 def explorer_page() -> tuple[str, str]:
     """(HTML, Source) of rag5's notebook explorer: the same page, chunkers, question and answer as
     its explorer cell, on the precomputed grid an exported notebook carries."""
-    from labkit import explorer, explorer_widget
+    from labkit import explorer_widget
 
     rag5 = labkit.load_lab("rag5", ROOT / "solutions")
-    page = explorer.read_page(rag5.PAGE.read_text(encoding="utf-8"), rag5.QUESTION, rag5.FACT)
     chunkers = {"recursive": rag5.recursive_chunks, "token windows (rag4)": rag5.rag4.token_windows}
-    grid = explorer.Grid(tuple(chunkers), explorer_widget.GRID_MAX_TOKENS, explorer_widget.GRID_OVERLAPS)
-    explored = explorer.explore_grid(page, chunkers, grid)
+    page, grid, explored = explorer_widget.precomputed(rag5.PAGE.read_text(encoding="utf-8"), chunkers,
+                                                       rag5.QUESTION, rag5.FACT)
     shown = explorer_widget.static_payload(page, grid, explored) + explorer_widget.SCRIPT.read_text(encoding="utf-8")
     source = f"explorer sha256:{hashlib.sha256(shown.encode('utf-8')).hexdigest()}"
     return explorer_widget.static_html(page, grid, explored), source
