@@ -17,6 +17,7 @@ run, so a handful of grader runs grade them all.
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -182,7 +183,9 @@ def write_report(outcomes: list) -> None:
         cells = [o.mutation.name, lab, grader]
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     REPORT.parent.mkdir(exist_ok=True)
-    REPORT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    written = REPORT.with_name(f".{REPORT.name}.{os.getpid()}")  # whole, then in place: a run beside it writes too
+    written.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    os.replace(written, REPORT)
 
 
 class StudySummary:

@@ -269,7 +269,24 @@ def test_a_todo_in_a_lab_a_notebook_imported_says_where_and_that_the_kernel_must
 # As a person sees it: a run notebook and the chunk view, in headless Chromium
 # --------------------------------------------------------------------------
 
-TEST_OUTPUT = ROOT / "test-output"  # screenshots to look at; gitignored
+TEST_OUTPUT = ROOT / "test-output"  # pages and screenshots to look at after the run; gitignored
+
+
+def keep(path: Path) -> None:
+    """Move a page or screenshot a test made in its own folder into test-output/, whole.
+
+    A page the browser opens is never written in test-output/ itself: two runs
+    side by side would write the same file while the other's browser reads it.
+    os.replace puts each file there at once, the last run's winning.
+    """
+    TEST_OUTPUT.mkdir(exist_ok=True)
+    os.replace(path, TEST_OUTPUT / path.name)
+
+
+def shoot(element, folder: Path, name: str) -> None:
+    """A screenshot of `element` kept as test-output/`name`."""
+    element.screenshot(str(folder / name))
+    keep(folder / name)
 BROWSER_LAB = "rag5-recursive-chunking"  # shows a chunk view and a plot
 
 
@@ -340,13 +357,12 @@ def rag5_overlapped_chunks():
 
 
 @pytest.mark.parametrize("notebook", [f"solutions/{BROWSER_LAB}"])
-def test_a_run_notebook_in_a_browser_shows_the_chunks_and_the_plot(notebook, browser, executed):
+def test_a_run_notebook_in_a_browser_shows_the_chunks_and_the_plot(notebook, browser, executed, tmp_path):
     from selenium.webdriver.common.by import By
 
     run, error = executed[notebook].result()
     assert error is None
-    TEST_OUTPUT.mkdir(exist_ok=True)
-    html_file = TEST_OUTPUT / f"{BROWSER_LAB}.html"
+    html_file = tmp_path / f"{BROWSER_LAB}.html"
     html_file.write_text(notebook_as_html(run, BROWSER_LAB), encoding="utf-8")
     page_loads_from_the_web = re.findall(r'<(?:script|link|img)[^>]*(?:src|href)="https?:', html_file.read_text())
     assert not page_loads_from_the_web
@@ -360,19 +376,18 @@ def test_a_run_notebook_in_a_browser_shows_the_chunks_and_the_plot(notebook, bro
     assert len(views) == 1
     _, chunks = rag5_overlapped_chunks()
     check_chunk_view(views[0], chunks[:3], first_number=1)  # the lab shows its first three
-    views[0].screenshot(str(TEST_OUTPUT / "chunk-view-in-notebook.png"))
+    shoot(views[0], tmp_path, "chunk-view-in-notebook.png")
 
     plots = [image for image in browser.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img")
              if image.get_attribute("src").startswith("data:image/png")]
     assert len(plots) == 1
     assert browser.execute_script("return arguments[0].naturalWidth", plots[0]) > 300  # decoded, not broken
-    plots[0].screenshot(str(TEST_OUTPUT / "chunk-sizes-in-notebook.png"))
+    shoot(plots[0], tmp_path, "chunk-sizes-in-notebook.png")
 
 
-def test_the_chunk_view_alone_in_a_browser(browser):
+def test_the_chunk_view_alone_in_a_browser(browser, tmp_path):
     page, chunks = rag5_overlapped_chunks()
-    TEST_OUTPUT.mkdir(exist_ok=True)
-    html_file = TEST_OUTPUT / "chunk-view.html"
+    html_file = tmp_path / "chunk-view.html"
     html_file.write_text(
         '<!DOCTYPE html><html><head><meta charset="utf-8"><title>chunk view</title></head>'
         f'<body style="max-width:1000px;margin:12px">{labkit.view.chunks_as_html(page, chunks, 1, 3)}</body></html>',
@@ -383,7 +398,7 @@ def test_the_chunk_view_alone_in_a_browser(browser):
 
     view = browser.find_element(By.CSS_SELECTOR, ".chunk-view")
     check_chunk_view(view, chunks[1:4], first_number=2)
-    view.screenshot(str(TEST_OUTPUT / "chunk-view.png"))
+    shoot(view, tmp_path, "chunk-view.png")
 
 
 # --------------------------------------------------------------------------
@@ -425,7 +440,7 @@ def check_explorer(browser, explorer, page: str, chunks) -> None:
 
 
 @pytest.mark.parametrize("notebook", [f"solutions/{BROWSER_LAB}"])
-def test_the_explorer_in_a_notebook_exported_to_html_moves_with_its_controls(notebook, browser, executed):
+def test_the_explorer_in_a_notebook_exported_to_html_moves_with_its_controls(notebook, browser, executed, tmp_path):
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import Select
 
@@ -435,8 +450,7 @@ def test_the_explorer_in_a_notebook_exported_to_html_moves_with_its_controls(not
                 if "chunk-explorer" in output.get("data", {}).get("text/html", "")]
     assert "application/vnd.jupyter.widget-view+json" in bundle  # the live widget, and its fallback beside it
     assert "widgets" not in run.metadata  # no state saved: the page must not wait for a widget manager
-    TEST_OUTPUT.mkdir(exist_ok=True)
-    html_file = TEST_OUTPUT / f"{BROWSER_LAB}-explorer.html"
+    html_file = tmp_path / f"{BROWSER_LAB}-explorer.html"
     html_file.write_text(notebook_as_html(run, BROWSER_LAB), encoding="utf-8")
     browser.get(html_file.as_uri())
     [explorer] = browser.find_elements("css selector", ".chunk-explorer .explorer-body")
@@ -455,7 +469,7 @@ def test_the_explorer_in_a_notebook_exported_to_html_moves_with_its_controls(not
     assert explorer.get_attribute("data-setting") == "token windows (rag4)|256|16"
     check_explorer(browser, explorer, page, rag5.rag4.token_windows(page, 256, 16))
     assert re.fullmatch(r"\d+ of \d+ \(chunk #\d+\)", explorer.find_element("css selector", ".explorer-rank").text)
-    explorer.screenshot(str(TEST_OUTPUT / "explorer-in-notebook.png"))
+    shoot(explorer, tmp_path, "explorer-in-notebook.png")
 
 
 # --------------------------------------------------------------------------
@@ -542,7 +556,7 @@ def explorer_setting(explorer):
 
 @pytest.mark.heavy
 @pytest.mark.timeout(live_jupyterlab.START_SECONDS + 2 * LAB_SECONDS + 2 * LIVE_SECONDS + 60)
-def test_the_explorer_live_in_jupyterlab_asks_its_kernel_for_any_setting(jupyterlab, browser):
+def test_the_explorer_live_in_jupyterlab_asks_its_kernel_for_any_setting(jupyterlab, browser, tmp_path):
     """In a real JupyterLab, the explorer is the anywidget, not its HTML fallback, and a slider moved to a
     value of no grid is answered by the kernel: the chunks drawn are rag5's own for that setting."""
     from labkit.explorer_widget import GRID_MAX_TOKENS, GRID_OVERLAPS, LIVE_MAX_TOKENS, LIVE_OVERLAPS
@@ -590,5 +604,4 @@ def test_the_explorer_live_in_jupyterlab_asks_its_kernel_for_any_setting(jupyter
 
     loaded = browser.execute_script("return performance.getEntriesByType('resource').map(entry => entry.name)")
     assert all(url.startswith(f"http://127.0.0.1:{jupyterlab.port}/") for url in loaded), "the page reached out"
-    TEST_OUTPUT.mkdir(exist_ok=True)
-    explorer.screenshot(str(TEST_OUTPUT / "explorer-in-jupyterlab.png"))
+    shoot(explorer, tmp_path, "explorer-in-jupyterlab.png")
