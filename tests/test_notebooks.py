@@ -30,6 +30,7 @@ from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from offline import REFUSE_NETWORK, run_offline
+from scratch import temporary_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -83,31 +84,43 @@ def run_notebook(path: Path):
     return notebook, None
 
 
-@pytest.fixture(scope="module")
-def notebook_copy(tmp_path_factory) -> Path:
+def copy_of_the_course(folder: Path) -> Path:
     """A copy of notebooks/ to run from, so that what a run leaves behind (a lab
     may save a file in its folder) stays out of the repository."""
-    copy = tmp_path_factory.mktemp("course")
-    for folder in ("notebooks", "labs", "solutions"):  # a notebook's earlier labs are its paired scripts
-        shutil.copytree(ROOT / folder, copy / folder)
-    return copy / "notebooks"
+    for name in ("notebooks", "labs", "solutions"):  # a notebook's earlier labs are its paired scripts
+        shutil.copytree(ROOT / name, folder / name)
+    return folder / "notebooks"
+
+
+NOTEBOOK_COPY: list = []  # the copy the runs use, made once
+STARTED: dict = {}  # {"solutions/rag4-chunking": future (notebook, error)}
+# Kernels spend most of their time computing, and this machine (like CI's) has two cores: two at a time.
+NOTEBOOK_RUNS = ThreadPoolExecutor(max_workers=2)
+
+
+def start_early(session) -> None:
+    """Start, right after collection, the run of every notebook a selected test reads, each once,
+    so that the kernels compute beside the tests before this module's. A test waits for its own run."""
+    for item in session.items:
+        params = item.callspec.params if hasattr(item, "callspec") else {}
+        name = params.get("notebook")
+        if item.module.__name__ == __name__ and name is not None and name not in STARTED:
+            STARTED[name] = NOTEBOOK_RUNS.submit(run_notebook, notebook_copy() / f"{name}.ipynb")
+
+
+def notebook_copy() -> Path:
+    """The copy of the course the notebooks run in (copy_of_the_course), made at the first call."""
+    if not NOTEBOOK_COPY:
+        NOTEBOOK_COPY.append(copy_of_the_course(temporary_folder("course-")))
+    return NOTEBOOK_COPY[0]
 
 
 @pytest.fixture(scope="module")
-def executed(request, notebook_copy):
-    """{"solutions/rag4-chunking": future (notebook, error)} for every notebook a selected test runs.
-
-    Kernels spend most of their time computing, and this machine (like CI's)
-    has two cores, so the notebooks run two at a time, each once, started as
-    soon as the first test here needs one. A test waits for its own run only.
-    """
-    wanted = []
-    for item in request.session.items:
-        params = item.callspec.params if hasattr(item, "callspec") else {}
-        if item.module is request.module and "notebook" in params and params["notebook"] not in wanted:
-            wanted.append(params["notebook"])
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        yield {name: pool.submit(run_notebook, notebook_copy / f"{name}.ipynb") for name in wanted}
+def executed():
+    """{"solutions/rag4-chunking": future (notebook, error)} for every notebook a selected test runs
+    (start_early started them)."""
+    yield STARTED
+    NOTEBOOK_RUNS.shutdown(wait=True, cancel_futures=True)
 
 
 def outputs(notebook, key: str) -> list[str]:
@@ -164,7 +177,7 @@ def in_tier(notebook: str):
 
 
 @pytest.mark.parametrize("notebook", [in_tier(f"solutions/{lab}") for lab in LABS])
-def test_solution_notebook_runs_top_to_bottom(notebook, executed, notebook_copy):
+def test_solution_notebook_runs_top_to_bottom(notebook, executed):
     run, error = executed[notebook].result()
     assert error is None, f"{error.ename}: {error.evalue}"
     assert "all invariants hold" in "".join(outputs(run, "text"))
@@ -175,7 +188,7 @@ def test_solution_notebook_runs_top_to_bottom(notebook, executed, notebook_copy)
         assert any('class="chunk-view"' in html for html in outputs(run, "text/html")), "no chunk view"
     if lab in LABS_WITH_A_SIZE_PLOT:
         assert outputs(run, "image/png"), "no plot shown inline"
-        assert not list((notebook_copy / "solutions").glob(f"{lab}-*.png")), "a plot saved, not shown inline"
+        assert not list((notebook_copy() / "solutions").glob(f"{lab}-*.png")), "a plot saved, not shown inline"
 
 
 QUOTED_NOTEBOOK = "rag4-chunking"
