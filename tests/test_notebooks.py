@@ -9,6 +9,7 @@ earlier labs from the notebooks beside it. Last, a run notebook
 and the chunk view are opened in headless Chromium, as a person would see them.
 """
 
+import functools
 import importlib.util
 import os
 import re
@@ -92,7 +93,6 @@ def copy_of_the_course(folder: Path) -> Path:
     return folder / "notebooks"
 
 
-NOTEBOOK_COPY: list = []  # the copy the runs use, made once
 STARTED: dict = {}  # {"solutions/rag4-chunking": future (notebook, error)}
 # Kernels spend most of their time computing, and this machine (like CI's) has two cores: two at a time.
 NOTEBOOK_RUNS = ThreadPoolExecutor(max_workers=2)
@@ -108,11 +108,10 @@ def start_early(session) -> None:
             STARTED[name] = NOTEBOOK_RUNS.submit(run_notebook, notebook_copy() / f"{name}.ipynb")
 
 
+@functools.cache
 def notebook_copy() -> Path:
     """The copy of the course the notebooks run in (copy_of_the_course), made at the first call."""
-    if not NOTEBOOK_COPY:
-        NOTEBOOK_COPY.append(copy_of_the_course(temporary_folder("course-")))
-    return NOTEBOOK_COPY[0]
+    return copy_of_the_course(temporary_folder("course-"))
 
 
 @pytest.fixture(scope="module")
