@@ -18,6 +18,8 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
 - markdown.py  rag6's given Markdown reading: lines, front matter, the block scanner
                (run with the student's rules), regions, the tricky documents
 - public_tests.py  a lab's public grading tests, run in its own process as its last check
+- safe_text.py safe_text: a text student code controls made safe to print (controls and
+               format characters escaped, bounded); the grader prints through it too
 - markdown_chunking.py  rag6's given chunking between the student's functions: sections,
                pieces, overlap and kinds, and the report rag6 prints on a page
 - uncertainty.py  paired_bootstrap: how sure a difference of two methods' scores on the same

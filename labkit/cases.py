@@ -10,6 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from academy_llm import check_budget, check_lossless
+from labkit.safe_text import safe_text
+
+DETAIL_LIMIT = 4000  # characters of a check's detail: five failing calls of 300, and what surrounds them
 
 
 def answer_span(text: str, answer: str) -> tuple[int, int]:
@@ -30,8 +33,10 @@ class Invariants:
         self.failed: list[str] = []
 
     def check(self, name: str, ok: bool, detail: str = "") -> bool:
+        """Print the check's PASS or FAIL line; its detail, which may quote what the student's
+        code raised or returned, is escaped and bounded (labkit/safe_text.py)."""
         mark = "PASS" if ok else "FAIL"
-        print(f"  {mark}  {name}" + (f": {detail}" if detail else ""))
+        print(f"  {mark}  {name}" + (f": {safe_text(detail, DETAIL_LIMIT, lines=True)}" if detail else ""))
         if not ok:
             self.failed.append(name)
         return ok

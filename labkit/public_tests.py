@@ -21,12 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from academy_llm import COURSE_ROOT
 from labkit.cases import error_line, shown
+from labkit.safe_text import safe_text
 
 ROOT = COURSE_ROOT
 TESTS = ROOT / "tests" / "grading"
 SHOWN_FAILURES = 5  # failing tests named in the check's line; pytest lists them all
+REASON_LIMIT = 300  # characters of a failing call's reason, as the grader's
+# pytest's own verdicts on a test (pytest.raises's "DID NOT RAISE", pytest.fail, pytest.skip, and xfail's,
+# a kind of fail) derive from BaseException, not Exception, so that code under test does not catch them.
+PYTEST_OUTCOMES = (pytest.fail.Exception, pytest.skip.Exception)
 
 
 @dataclass(frozen=True)
@@ -162,21 +169,28 @@ def run_public_tests(lab: str, namespace: dict) -> tuple[int, list[TestFailure]]
         functions.last_call = ""
         try:
             call.test(**arguments)
-        except Exception as error:
-            if str(error).startswith("TODO("):
+        except KeyboardInterrupt:
+            raise  # the learner's Ctrl-C: the lab stops, as any program does
+        except BaseException as error:  # every other way a test ends is its verdict (pytest.raises's too)
+            if isinstance(error, Exception) and str(error).startswith("TODO("):
                 raise
             failures.append(TestFailure(call, reason(error, functions.last_call)))
     return len(calls), failures
 
 
 def reason(error: BaseException, last_call: str) -> str:
-    """One line: the lab's last call, then the test's own words for what was wrong (or what
-    the lab raised, and where)."""
+    """One line, safe to print: the lab's last call, then the test's own words for what was
+    wrong (pytest's, such as "DID NOT RAISE", or the test's assertion), or what the lab raised
+    (sys.exit too) and where."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     message = lines[0] if lines else ""
-    problem = message if isinstance(error, AssertionError) and message else error_line(error)
-    text = f"{last_call}: {problem}" if last_call else problem
-    return text if len(text) <= 300 else text[:299] + "…"
+    if isinstance(error, pytest.skip.Exception):
+        problem = f"skipped: {message}" if message else "skipped"
+    elif isinstance(error, PYTEST_OUTCOMES + (AssertionError,)) and message:
+        problem = message
+    else:
+        problem = error_line(error)
+    return safe_text(f"{last_call}: {problem}" if last_call else problem, REASON_LIMIT)
 
 
 def public_tests_detail(lab: str, count: int, failures: list[TestFailure]) -> str:

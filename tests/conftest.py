@@ -40,6 +40,7 @@ import pytest
 import remote
 from hypothesis import settings
 from points import POINTS
+from safe_text import safe_text
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_LABS = ROOT / "solutions"
@@ -54,6 +55,10 @@ OUTER_GUARD = 120.0  # seconds beyond a test's limit before pytest-timeout stops
 # a lab that returns them by heart earns no more (tests/test_memoriser.py checks it).
 PUBLIC_SHARE = 0.1
 KIND_WEIGHTS = {"seeded": 8, "hidden": 1}  # how the hidden tests share the rest: 80% and 10% of the points
+REASON_LIMIT = 300  # characters of a failure's one-line reason
+REPORT_TEXT_LIMIT = 4096  # characters of any other text in the report (a path, a warning, a flag)
+SHOWN_REFUSALS = 10  # refusals a lab's flags list; a lab may make up as many as it likes
+LONGREPR_LIMIT = 20_000  # characters of what pytest prints of a failed grading test (-v, --tb), and of each capture
 
 profiles.load_fast_profile()  # the same examples a lab's own final check runs
 
@@ -276,11 +281,11 @@ def open_lab(request):
 # ---- why a grading test failed, in one line ----------------------------------
 
 
-def one_line(text: str, limit: int = 300) -> str:
-    """The first meaningful line of an error, cut to `limit` characters."""
+def one_line(text: str, limit: int = REASON_LIMIT) -> str:
+    """The first meaningful line of an error, safe to print: its controls and format characters
+    escaped (a lab's message may hold a terminal's escapes), cut to `limit` characters."""
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    first = lines[0] if lines else ""
-    return first if len(first) <= limit else first[: limit - 1] + "…"
+    return safe_text(lines[0] if lines else "", limit)
 
 
 def failure_reason(error: BaseException, last_call: str) -> str:
@@ -410,6 +415,7 @@ class GradeBook:
                 report.grade_message = one_line(report.longrepr)
         elif report.skipped:
             report.grade_message = one_line(report.longrepr[-1] if isinstance(report.longrepr, tuple) else "")
+        made_safe_to_print(report)
         return report
 
     def pytest_runtest_logreport(self, report):
@@ -471,7 +477,7 @@ class GradeBook:
         for lab in labs.values():
             for total in [lab, *lab["functions"].values()]:
                 total["earned"], total["possible"] = round(total["earned"], 2), round(total["possible"], 2)
-        return {
+        return safe_report({
             "student": self.config.getoption("--student") or self.folder.name,
             "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "course_commit": course_commit(),
@@ -481,7 +487,33 @@ class GradeBook:
             "earned": round(sum(lab["earned"] for lab in labs.values()), 2),
             "possible": round(sum(lab["possible"] for lab in labs.values()), 2),
             "labs": dict(sorted(labs.items(), key=lambda item: lab_number(item[0]))),
-        }
+        })
+
+
+def safe_report(value):
+    """The report with every text in it safe to print (tools/grading/safe_text.py): a lab's
+    messages and refusals, the warnings that name its files. The terminal's table and
+    --grade-json both show this, and grade_class's gradebook and Gradescope rows are made from it."""
+    if isinstance(value, str):
+        return safe_text(value, REPORT_TEXT_LIMIT)
+    if isinstance(value, dict):
+        return {safe_report(key): safe_report(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [safe_report(item) for item in value]
+    return value
+
+
+def made_safe_to_print(report) -> None:
+    """Rewrite what pytest itself prints of a grading test (its traceback with -v or --tb, the
+    reason of a skip, what it captured) as text safe to print, bounded: the assertion
+    rewriting's values and the lab's exception quote what the lab sent."""
+    if isinstance(report.longrepr, tuple):  # a skip: (file, line, reason)
+        path, line, reason = report.longrepr
+        report.longrepr = (path, line, safe_text(reason, REASON_LIMIT))
+    elif report.longrepr is not None:
+        report.longrepr = safe_text(str(report.longrepr), LONGREPR_LIMIT, lines=True)
+    report.sections = [(safe_text(title), safe_text(content, LONGREPR_LIMIT, lines=True))
+                       for title, content in report.sections]
 
 
 def function_shares(points: float, by_test: dict) -> dict:
@@ -531,7 +563,10 @@ def is_hidden(item) -> bool:
 
 def new_lab_report(lab: str, folder: LabFolder) -> dict:
     path, warnings, reason = folder.found.get(lab, (None, [], ""))
-    flags = [f"refused: {what}" for what in folder.refusals(lab)]
+    refusals = folder.refusals(lab)
+    flags = [f"refused: {safe_text(what, REASON_LIMIT)}" for what in refusals[:SHOWN_REFUSALS]]
+    if len(refusals) > SHOWN_REFUSALS:
+        flags.append(f"refused: and {len(refusals) - SHOWN_REFUSALS} more")
     if " is a link" in reason or "through a link" in reason:
         flags.append("link: a lab file or folder that is a link was graded as missing")
     return {"earned": 0.0, "possible": 0.0, "file": path.name if path else None,

@@ -97,6 +97,8 @@ ATTACKS = (
     Attack("ctypes", "opens the solutions file by a raw syscall through ctypes", (("rag4", "ctypes_syscall"),)),
     Attack("other-clones", "reads the reference from another checkout of the course on the same machine",
            (("rag4", "other_clones"),)),
+    Attack("escape-printer", "answers with terminal escapes, OSC 0 and 52, bidi controls, NUL and 100,000 "
+           "characters, to forge a grade on the grader's terminal", (("rag4", "escape_printer"),)),
 )
 
 

@@ -65,6 +65,7 @@ from pathlib import Path
 import confine
 import similarity
 from gradebook import VISIBILITIES, class_flags, gradescope_results, write_gradebook, write_json
+from safe_text import safe_text
 from staging import Staged, Submission, UnsafeArchive, lab_number, stage, submission_hash, submissions_in, \
     student_id
 from supervise import NOT_GRADED, RESUMED, Job, Outcome, Progress, Settings, become_subreaper, forget, \
@@ -92,7 +93,7 @@ def plan(submission: Submission, out: Path, labs: list[str]) -> Job | Outcome:
     staged = stage(submission, home / "labs", labs)
     if submission.problem:
         forget(home)
-        (home / "not-graded.txt").write_text(submission.problem + "\n")
+        (home / "not-graded.txt").write_text(safe_text(submission.problem, 4096) + "\n", encoding="utf-8")
         return Outcome(staged, NOT_GRADED, None, submission.problem)
     digest = submission_hash(staged, labs)
     sidecar, report = home / "submission.sha256", home / "report.json"
@@ -166,7 +167,7 @@ def grade_class(args) -> int:
                     class_flags(outcomes, findings.flags()))
     missed = [o for o in outcomes if o.status == NOT_GRADED]
     for outcome in missed:
-        print(f"not graded: {outcome.staged.student}: {outcome.reason}", file=sys.stderr)
+        print(safe_text(f"not graded: {outcome.staged.student}: {outcome.reason}", 4096), file=sys.stderr)
     print(f"{len(outcomes) - len(missed)} of {len(outcomes)} students graded: "
           f"{out / 'gradebook.csv'}", file=sys.stderr)
     return 1 if missed else 0
@@ -276,7 +277,7 @@ def main(argv: list[str]) -> int:
     try:
         return grade_one(args) if args.gradescope_one else grade_class(args)
     except UnsafeArchive as error:
-        print(f"{args.submissions}: {error}", file=sys.stderr)
+        print(safe_text(f"{args.submissions}: {error}", 4096), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted: the running graders were stopped; "

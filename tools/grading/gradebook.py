@@ -7,7 +7,9 @@ one for its hidden tests, whose inputs the student never sees. Every text in
 the gradebook comes from a student's folder name or the grader's flags, and a
 spreadsheet runs a cell that starts with = + - @ (or a tab or a carriage
 return, or any of those after spaces) as a formula: such a cell is written
-with a leading apostrophe, which spreadsheets show as text.
+with a leading apostrophe, which spreadsheets show as text. Every text of a
+cell or a row, and every line of a row's output, is escaped and bounded
+(safe_text.py): a report read back from disk is not trusted to be so already.
 
 A results file is written whole, into a new file that then replaces the old
 one, so a link left at its place is replaced rather than followed.
@@ -21,10 +23,13 @@ import unicodedata
 from pathlib import Path
 
 from confine import PROCESS
+from safe_text import safe_text
 from staging import lab_number
 from supervise import Outcome
 
 OUTPUT_LINES = 25  # failed tests listed per Gradescope test row
+LINE_LIMIT = 600  # characters of a line of a row's output or of the results' text: a test's name and its reason
+CELL_LIMIT = 2000  # characters of a gradebook cell (a long list of flags) or a row's name
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")  # Gradescope's words
 SHORT_FLAGS = {"refused": "refused-access"}  # a grader's flag kind -> the gradebook's word
 FORMULA_STARTS = set("=+-@")  # a cell starting so (after any spaces) is a formula to a spreadsheet
@@ -41,7 +46,7 @@ def failures(tests: list[dict]) -> str:
     failed = [t for t in tests if t.get("outcome") != "passed"]
     if not failed:
         return "the test passed" if len(tests) == 1 else f"all {len(tests)} tests passed"
-    lines = [f"{t['name']}: {t.get('outcome')}: {shown_reason(t)}" for t in failed]
+    lines = [safe_text(f"{t['name']}: {t.get('outcome')}: {shown_reason(t)}", LINE_LIMIT) for t in failed]
     if len(lines) > OUTPUT_LINES:
         lines = lines[:OUTPUT_LINES] + [f"... and {len(lines) - OUTPUT_LINES} more"]
     return "\n".join(lines)
@@ -92,7 +97,8 @@ def lab_rows(name: str, lab: dict, hidden_visibility: str = "after_published") -
 
 def gradescope_row(name: str, earned: float, possible: float, tests: list[dict], visibility: str) -> dict:
     """One Gradescope test row: its points, its failed tests, and when the student sees it."""
-    return {"name": name, "score": points(min(max(earned, 0.0), possible)), "max_score": points(possible),
+    return {"name": safe_text(name, CELL_LIMIT), "score": points(min(max(earned, 0.0), possible)),
+            "max_score": points(possible),
             "output": failures(tests), "visibility": visibility}
 
 
@@ -106,7 +112,7 @@ def summary(report: dict, notes: list[str]) -> str:
         lines.append(f"{name}: {points(lab['earned']):g} / {points(lab['possible']):g}")
         lines += [f"{name}: {warning}" for warning in lab.get("warnings", [])]
     lines.append(f"total: {points(report['earned']):g} / {points(report['possible']):g}")
-    return "\n".join(lines + notes)
+    return "\n".join(safe_text(line, LINE_LIMIT) for line in lines + notes)
 
 
 def gradescope_results(outcome: Outcome, hidden_visibility: str = "after_published") -> dict:
@@ -119,7 +125,8 @@ def gradescope_results(outcome: Outcome, hidden_visibility: str = "after_publish
     """
     if outcome.report is None:
         text = f"Not graded: {outcome.reason}"
-        return {"score": 0, "output": "\n".join([text, *outcome.staged.notes]), "tests": [],
+        output = "\n".join(safe_text(line, LINE_LIMIT) for line in [text, *outcome.staged.notes])
+        return {"score": 0, "output": output, "tests": [],
                 "visibility": "visible", "stdout_visibility": "hidden"}
     report = outcome.report
     rows = [r for name, lab in report["labs"].items() for r in lab_rows(name, lab, hidden_visibility)]
@@ -210,4 +217,5 @@ def write_gradebook(path: Path, outcomes: list[Outcome], labs: list[str],
     with open(path, "w", newline="", encoding="utf-8") as out:
         writer = csv.DictWriter(out, columns)
         writer.writeheader()
-        writer.writerows({key: spreadsheet_text(value) for key, value in row.items()} for row in rows)
+        writer.writerows({key: spreadsheet_text(safe_text(value, CELL_LIMIT)) for key, value in row.items()}
+                         for row in rows)

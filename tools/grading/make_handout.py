@@ -50,6 +50,7 @@ STUDENT_TESTS = (
     "tools/grading/lockdown.py",
     "tools/grading/points.py",
     "tools/grading/profiles.py",
+    "tools/grading/safe_text.py",
     "tools/grading/grading_checks.py",
     "tests/fixtures/**/*",
     "tests/grading/*.py",

@@ -1,46 +1,9 @@
-"""Text a person reads: every byte the grader prints, logs or reports passes through here.
+"""Text a person reads, on the grader's side: every terminal line, log, CSV, JSON and Gradescope row.
 
-A worker controls some of the text that reaches a report (an exception's message, a value's
-repr, a file name). Printed as it is, a control or format character can move a terminal's cursor,
-retitle its window, write to its clipboard, or reorder what a line seems to say (bidi controls).
-So every such character becomes a visible escape (`\\x1b`, `\\u202e`), and the text is bounded.
+The one implementation is labkit/safe_text.py (a lab's own check prints through it too, and
+labkit cannot import the grader); this module is the grader's name for it.
 """
 
-import unicodedata
+from labkit.safe_text import ELLIPSIS, UNSEEN_CATEGORIES, escaped_char, safe_text
 
-# Line ends stay readable where a caller allows several lines; everything else of Cc and Cf goes.
-UNSEEN_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
-ELLIPSIS = " …"
-
-
-def escaped_char(char: str) -> str:
-    """One character as the escape Python would write for it: visible, never acted on."""
-    code = ord(char)
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
-
-
-def safe_text(text: object, limit: int = 300, *, lines: bool = False) -> str:
-    """`text` made safe to print: controls and format characters escaped, at most `limit` characters.
-
-    With `lines=True`, newlines are kept (a log line per line); otherwise a newline is escaped
-    too, so one value stays one line. The bound counts the escaped text, so no input can make
-    the result longer than `limit` plus the ellipsis that says it was cut.
-    """
-    out = []
-    size = 0
-    for char in str(text):
-        if lines and char == "\n":
-            piece = char
-        elif unicodedata.category(char) in UNSEEN_CATEGORIES:
-            piece = escaped_char(char)
-        else:
-            piece = char
-        if size + len(piece) > limit:
-            return "".join(out) + ELLIPSIS
-        out.append(piece)
-        size += len(piece)
-    return "".join(out)
+__all__ = ["ELLIPSIS", "UNSEEN_CATEGORIES", "escaped_char", "safe_text"]

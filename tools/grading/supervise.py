@@ -11,7 +11,9 @@ its session and the student is not graded; Ctrl-C kills every one at once.
 
 A grader's exit status 0 or 1 with a report is a grade; anything else is an
 Outcome without one, and the reason (its last line of output) is kept in
-not-graded.txt.
+not-graded.txt. What a grader printed is kept in grader.log, escaped
+(safe_text.py) once it has ended: the grader prints a lab's words escaped
+already, and this holds for whatever else reached its output.
 """
 
 import ctypes
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import confine
+from safe_text import safe_text
 from staging import Staged
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +37,8 @@ POLL = 0.2  # seconds between looks at the running graders
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 PR_SET_CHILD_SUBREAPER = 36  # likewise: orphans of our descendants become our children
 GRADED, RESUMED, NOT_GRADED = "graded", "resumed", "not graded"
+LOG_LIMIT = 2_000_000  # characters of grader.log kept, its end (where the grades are) when it is longer
+REASON_LIMIT = 300  # characters of a reason a student is not graded
 
 
 @dataclass
@@ -158,7 +163,16 @@ def end_orphans(graders: set[int], seconds: float = 10.0) -> None:
 def last_line(log: Path) -> str:
     """The last non-empty line a grader printed: usually what went wrong."""
     lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "it printed nothing"
+    return safe_text(lines[-1], REASON_LIMIT) if lines else "it printed nothing"
+
+
+def make_log_safe(log: Path) -> None:
+    """Rewrite a finished grader's log as text safe to print, its last LOG_LIMIT characters at most."""
+    if not log.is_file():
+        return
+    text = log.read_text(encoding="utf-8", errors="replace")
+    cut = "(the log's beginning is cut)\n" if len(text) > LOG_LIMIT else ""
+    log.write_text(cut + safe_text(text[-LOG_LIMIT:], LOG_LIMIT, lines=True), encoding="utf-8")
 
 
 def finish(job: Job, status: int | None, backstop: float) -> Outcome:
@@ -168,6 +182,7 @@ def finish(job: Job, status: int | None, backstop: float) -> Outcome:
     grade. Any other status means the run itself went wrong.
     """
     log = job.home / "grader.log"
+    make_log_safe(log)
     if status is None:
         reason = f"the grader did not finish within {backstop:g} s and was stopped"
     elif status in (0, 1) and job.partial.exists():
@@ -218,7 +233,7 @@ class Progress:
             self.drawn = 0.0
             self.tick()
         else:
-            note = f": {outcome.reason}" if outcome.reason else ""
+            note = f": {safe_text(outcome.reason, REASON_LIMIT)}" if outcome.reason else ""
             print(f"{outcome.staged.student} {outcome.status}{note} ({self.status()})",
                   file=self.stream, flush=True)
 
