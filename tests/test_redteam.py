@@ -9,6 +9,10 @@ process so that the peak memory of its waited-for descendants (graders and worke
 - the attacks: one student per attack, on rag4 and rag10 only. An attack needs no more, and a student
   graded on all seven labs costs some 20 s even with six of them missing.
 
+For both runs: every byte of what grade_class writes and prints is safe to print (no control or format
+character, every line bounded), whatever the escape printer sent. The pytest form is tried on the escape
+printer too, as an instructor runs it and with every traceback shown.
+
 For both runs: every attacked lab earns 0; the honest students keep every point and their files; no process
 a lab started outlives grade_class; the gradebook and the reports are the same 10 s later; no literal of a
 hidden test reaches what a student sees; grading stays under 1 GB; every report names the sandbox; and no lab
@@ -30,13 +34,14 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 from points import POINTS, lab_points
-from redteam.attacks import ATTACKS, HONEST, SABOTEUR, SOLUTIONS, link_zip, write_class
+from redteam.attacks import ATTACKS, HONEST, SABOTEUR, SOLUTIONS, lab_file, lab_source, link_zip, write_class
 
 ROOT = Path(__file__).resolve().parent.parent
 GRADE_CLASS = ROOT / "tools" / "grading" / "grade_class.py"
@@ -45,6 +50,9 @@ MEMORY_LIMIT_MB = 1024  # what the grading of a class may take, its biggest proc
 SETTLE = 10.0  # seconds after grade_class returns that its results must stay as they were
 GRACE = 5.0  # seconds after it returns for the processes it stopped to be gone
 REACHED = re.compile(r"redteam-reached: ([^;]*)")  # what a lab says it reached, in its failure messages
+UNSAFE = ("Cc", "Cf")  # Unicode's control and format characters: a terminal acts on some, bidi reorders a line
+LINE_LIMIT = 5000  # characters of any line a teacher or a student reads (a reason is 300; a row's line 600)
+FORGED_GRADE = re.compile(r"\s*rag4\s+10\.00 / 10")  # the escape printer's forged line of the grades table
 
 # Strings of the hidden tests that no public file has (test_the_hidden_literals_are_the_hidden_tests_own):
 # their parameters' ids and input texts. A student must never see one, nor the hidden tests' seed.
@@ -350,6 +358,91 @@ def test_no_lab_reaches_the_host(runs, listener):
             reached += [f"{run.name}: {student} reached {note}" for note in sorted(said)]
     reached += [f"the loopback listener heard {line!r}" for line in listener.heard]
     assert not reached, "\n".join(reached)
+
+
+def unsafe_to_print(where: str, text: str) -> list[str]:
+    """What of `text` is not safe to print: its control and format characters but the newline, its lines
+    over LINE_LIMIT; each said in a line that names `where`."""
+    unsafe = sorted({repr(c) for c in text if c != "\n" and unicodedata.category(c) in UNSAFE})
+    long = [len(line) for line in text.splitlines() if len(line) > LINE_LIMIT]
+    return ([f"{where}: {', '.join(unsafe[:12])}"] if unsafe else []) + (
+        [f"{where}: {len(long)} lines over {LINE_LIMIT} characters, up to {max(long)}"] if long else [])
+
+
+def texts_of(path: Path) -> list[str]:
+    """What a reader reads of a results file: a JSON file's texts, a CSV file's cells, else its text."""
+    data = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix == ".json":
+        return texts_of_json(data)
+    if path.suffix == ".csv":
+        return [cell for row in csv.reader(data.splitlines()) for cell in row]
+    return [data]
+
+
+def test_every_byte_a_person_reads_is_safe_to_print(runs):
+    """The gradebook's cells, each report's and Gradescope results' texts, grader.log, not-graded.txt,
+    similarity.md and what grade_class printed hold no control or format character, and no long line;
+    and the escape printer's words did reach them, as text."""
+    problems, shown = [], []
+    for run in runs.values():
+        problems += unsafe_to_print(f"{run.name}: grade_class's output", run.stderr)
+        files = [run.out / "gradebook.csv", run.out / "similarity.md",
+                 *(path for name in ("report.json", "results.json", "grader.log", "not-graded.txt")
+                   for path in run.out.glob(f"students/*/{name}"))]
+        for path in files:
+            texts = texts_of(path) if path.is_file() else []
+            problems += [line for text in texts for line in unsafe_to_print(str(path.relative_to(run.out)), text)]
+            shown += [path.name for text in texts if "escape-printer" in str(path) and "\\x1b]52;c;" in text]
+    assert not problems, "not safe to print:\n" + "\n".join(problems[:40])
+    assert {"report.json", "results.json", "grader.log"} <= set(shown), f"the escape printer's words reached {shown}"
+
+
+# ---- the pytest form, on the escape printer ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def escape_printed(tmp_path_factory):
+    """pytest tests/grading/test_rag4.py on the escape printer's rag4, as an instructor runs it ("quiet") and
+    with every traceback and capture shown ("verbose"), side by side: {case: what it printed}."""
+    base = tmp_path_factory.mktemp("escape-printer")
+    (base / "labs").mkdir()
+    settings = {"token": f"escape{secrets.token_hex(4)}", "port": 9}
+    (base / "labs" / lab_file("rag4")).write_text(lab_source("rag4", "escape_printer", settings), encoding="utf-8")
+    options = {"quiet": ["-q"], "verbose": ["-v", "--tb=long", "-rA", "--showlocals"]}
+    env = dict(os.environ, PY_COLORS="0")  # the colours pytest adds on a terminal are its own, not the lab's
+    started = {case: subprocess.Popen(
+        [sys.executable, "-m", "pytest", *extra, "-p", "no:cacheprovider", "tests/grading/test_rag4.py",
+         "--lab-dir", str(base / "labs"), "--grade-json", str(base / f"{case}.json")],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for case, extra in options.items()}
+    printed = {case: process.communicate(timeout=600)[0].decode("utf-8", errors="replace")
+               for case, process in started.items()}
+    return {case: (printed[case], (base / f"{case}.json").read_text(encoding="utf-8")) for case in started}
+
+
+@pytest.mark.parametrize("case", ["quiet", "verbose"])
+def test_the_pytest_form_prints_an_escape_printers_words_as_text(escape_printed, case):
+    printed, report = escape_printed[case]
+    problems = unsafe_to_print("what the pytest form printed", printed)
+    problems += [line for text in texts_of_json(report) for line in unsafe_to_print("--grade-json", text)]
+    forged = [line for line in printed.splitlines() if FORGED_GRADE.match(line)]
+    problems += [f"a forged grade line: {line[:200]!r}" for line in forged]
+    assert not problems, "\n".join(problems)
+    assert re.search(r"^\s*rag4\s+0\.00 / 10", printed, re.M) and "\\x1b]52;c;" in printed, printed[-3000:]
+    assert len(printed) < 2_000_000, f"{len(printed)} characters printed"
+
+
+def texts_of_json(data: str) -> list[str]:
+    """Every text of a JSON document, and the document itself."""
+    found, stack = [], [json.loads(data)]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            stack += [*value.keys(), *value.values()]
+        elif isinstance(value, list):
+            stack += value
+    return found + [data]
 
 
 # ---- a linked lab folder, graded by pytest itself ----------------------------------------------------------
