@@ -180,13 +180,13 @@ def run_public_tests(lab: str, namespace: dict) -> tuple[int, list[TestFailure]]
 
 def reason(error: BaseException, last_call: str) -> str:
     """One line, safe to print: the lab's last call, then the test's own words for what was
-    wrong (pytest's, such as "DID NOT RAISE", or the test's assertion), or what the lab raised
-    (sys.exit too) and where."""
+    wrong (its assertion's, or pytest's as the grader reports them: "Failed: DID NOT RAISE
+    ValueError"), or what the lab raised (sys.exit too) and where."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     message = lines[0] if lines else ""
-    if isinstance(error, pytest.skip.Exception):
-        problem = f"skipped: {message}" if message else "skipped"
-    elif isinstance(error, PYTEST_OUTCOMES + (AssertionError,)) and message:
+    if isinstance(error, PYTEST_OUTCOMES):
+        problem = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    elif isinstance(error, AssertionError) and message:
         problem = message
     else:
         problem = error_line(error)

@@ -211,7 +211,7 @@ def test_a_call_that_does_not_raise_is_a_fail_line_naming_it_and_the_lab_ends_wi
     fails = [line for line in run.stdout.splitlines() if line.strip().startswith("FAIL")]
     assert run.returncode != 0 and "Traceback" not in run.stdout + run.stderr, run.stderr[-3000:]
     assert len(fails) == 1 and "the public grading tests" in fails[0], fails
-    assert re.search(r"word_windows\('a b', 0, 0\): DID NOT RAISE ValueError", run.stdout), run.stdout[-3000:]
+    assert re.search(r"word_windows\('a b', 0, 0\): Failed: DID NOT RAISE ValueError", run.stdout), run.stdout[-3000:]
     assert "rag4: invariant failed: the public grading tests" in run.stdout
 
 
@@ -220,3 +220,26 @@ def test_a_labs_own_fail_lines_are_escaped_and_bounded(unchecked_rag4):
     assert unsafe_characters(said, allowed="\n") == []
     assert "word_windows('a b', 3, -1): RuntimeError: overlap below 0\\x1b[2K\\x1b[1A" in said
     assert max(len(line) for line in said.splitlines() if "word_windows('a b', 3, -1)" in line) <= 400
+
+
+def test_every_way_a_public_test_ends_is_its_verdict_but_ctrl_c():
+    """sys.exit and pytest's own outcomes in a lab's function fail the call that met them, each in a line
+    that names it; a learner's Ctrl-C still stops the lab."""
+    from labkit.public_tests import run_public_tests
+
+    def exits(*args, **kwargs):
+        sys.exit(3)
+
+    def skips(*args, **kwargs):
+        pytest.skip("\x1b]0;skipped\x07")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    count, failures = run_public_tests("rag4", {"word_windows": exits, "token_windows": skips})
+    reasons = {failure.call.function: failure.reason for failure in failures}
+    assert len(failures) == count, [str(failure) for failure in failures]
+    assert re.match(r"word_windows\(.*\): SystemExit: 3 \(", reasons["word_windows"]), reasons
+    assert re.match(r"token_windows\(.*\): Skipped: \\x1b\]0;skipped\\x07$", reasons["token_windows"]), reasons
+    with pytest.raises(KeyboardInterrupt):
+        run_public_tests("rag4", {"word_windows": interrupted, "token_windows": interrupted})
