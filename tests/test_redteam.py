@@ -360,11 +360,11 @@ def test_no_lab_reaches_the_host(runs, listener):
     assert not reached, "\n".join(reached)
 
 
-def unsafe_to_print(where: str, text: str) -> list[str]:
+def unsafe_to_print(where: str, text: str, line_limit: int | None = LINE_LIMIT) -> list[str]:
     """What of `text` is not safe to print: its control and format characters but the newline, its lines
-    over LINE_LIMIT; each said in a line that names `where`."""
+    over `line_limit`; each said in a line that names `where`."""
     unsafe = sorted({repr(c) for c in text if c != "\n" and unicodedata.category(c) in UNSAFE})
-    long = [len(line) for line in text.splitlines() if len(line) > LINE_LIMIT]
+    long = [len(line) for line in text.splitlines() if line_limit and len(line) > line_limit]
     return ([f"{where}: {', '.join(unsafe[:12])}"] if unsafe else []) + (
         [f"{where}: {len(long)} lines over {LINE_LIMIT} characters, up to {max(long)}"] if long else [])
 
@@ -373,7 +373,7 @@ def texts_of(path: Path) -> list[str]:
     """What a reader reads of a results file: a JSON file's texts, a CSV file's cells, else its text."""
     data = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix == ".json":
-        return texts_of_json(data)
+        return texts_of_json(data)[:-1]  # its texts; the file itself holds each on one line
     if path.suffix == ".csv":
         return [cell for row in csv.reader(data.splitlines()) for cell in row]
     return [data]
@@ -391,7 +391,10 @@ def test_every_byte_a_person_reads_is_safe_to_print(runs):
                    for path in run.out.glob(f"students/*/{name}"))]
         for path in files:
             texts = texts_of(path) if path.is_file() else []
-            problems += [line for text in texts for line in unsafe_to_print(str(path.relative_to(run.out)), text)]
+            where = str(path.relative_to(run.out))
+            problems += [line for text in texts for line in unsafe_to_print(where, text)]
+            if path.suffix == ".json":
+                problems += unsafe_to_print(where, path.read_text(encoding="utf-8"), line_limit=None)
             shown += [path.name for text in texts if "escape-printer" in str(path) and "\\x1b]52;c;" in text]
     assert not problems, "not safe to print:\n" + "\n".join(problems[:40])
     assert {"report.json", "results.json", "grader.log"} <= set(shown), f"the escape printer's words reached {shown}"
@@ -423,7 +426,8 @@ def escape_printed(tmp_path_factory):
 def test_the_pytest_form_prints_an_escape_printers_words_as_text(escape_printed, case):
     printed, report = escape_printed[case]
     problems = unsafe_to_print("what the pytest form printed", printed)
-    problems += [line for text in texts_of_json(report) for line in unsafe_to_print("--grade-json", text)]
+    problems += [line for text in texts_of_json(report)[:-1] for line in unsafe_to_print("--grade-json", text)]
+    problems += unsafe_to_print("--grade-json's file", report, line_limit=None)
     forged = [line for line in printed.splitlines() if FORGED_GRADE.match(line)]
     problems += [f"a forged grade line: {line[:200]!r}" for line in forged]
     assert not problems, "\n".join(problems)
@@ -432,7 +436,7 @@ def test_the_pytest_form_prints_an_escape_printers_words_as_text(escape_printed,
 
 
 def texts_of_json(data: str) -> list[str]:
-    """Every text of a JSON document, and the document itself."""
+    """Every text of a JSON document, then the document itself."""
     found, stack = [], [json.loads(data)]
     while stack:
         value = stack.pop()
