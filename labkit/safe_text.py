@@ -34,9 +34,12 @@ def safe_text(text: object, limit: int = 300, *, lines: bool = False) -> str:
     too, so one value stays one line. The bound counts the escaped text, so no input can make
     the result longer than `limit` plus the ellipsis that says it was cut.
     """
+    text = str(text)
+    if len(text) <= limit and all(line.isprintable() for line in (text.split("\n") if lines else [text])):
+        return text  # nothing to escape (isprintable is False for every unseen category), quickly
     out = []
     size = 0
-    for char in str(text):
+    for char in text:
         if lines and char == "\n":
             piece = char
         elif unicodedata.category(char) in UNSEEN_CATEGORIES:

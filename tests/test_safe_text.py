@@ -31,6 +31,7 @@ import gradebook  # noqa: E402
 import safe_text as grader_safe_text  # noqa: E402
 from conftest import failure_reason, made_safe_to_print, safe_report  # noqa: E402
 from staging import Staged  # noqa: E402
+import supervise  # noqa: E402
 from supervise import GRADED, Outcome, make_log_safe  # noqa: E402
 
 from labkit.safe_text import safe_text  # noqa: E402
@@ -172,13 +173,14 @@ def test_gradebook_cells_are_escaped_and_bounded(tmp_path):
     assert max(map(len, cells)) <= gradebook.CELL_LIMIT + 3
 
 
-def test_a_graders_log_is_kept_escaped_and_bounded(tmp_path):
+def test_a_graders_log_is_kept_escaped_and_bounded(tmp_path, monkeypatch):
+    monkeypatch.setattr(supervise, "LOG_LIMIT", 5000)
     log = tmp_path / "grader.log"
-    log.write_text(("ok line\n" + ESCAPES + "\n") * 100, encoding="utf-8")
+    log.write_text(("ok line\n" + ESCAPES[:300] + "\n") * 100 + "  rag4  0.00 / 10\n", encoding="utf-8")
     make_log_safe(log)
     text = log.read_text(encoding="utf-8")
     assert unsafe_characters(text, allowed="\n") == [] and "ok line\n" in text
-    assert len(text) <= 2_000_100
+    assert len(text) <= 5100 and text.endswith("  rag4  0.00 / 10\n")  # the end, where the grades are
 
 
 # ---- a lab's last check ------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ PR_SET_CHILD_SUBREAPER = 36  # likewise: orphans of our descendants become our c
 GRADED, RESUMED, NOT_GRADED = "graded", "resumed", "not graded"
 LOG_LIMIT = 2_000_000  # characters of grader.log kept, its end (where the grades are) when it is longer
 REASON_LIMIT = 300  # characters of a reason a student is not graded
+ESCAPE_OF_ANY = "\\U0010ffff"  # the longest escape safe_text writes for one character
 
 
 @dataclass
@@ -171,8 +172,9 @@ def make_log_safe(log: Path) -> None:
     if not log.is_file():
         return
     text = log.read_text(encoding="utf-8", errors="replace")
-    cut = "(the log's beginning is cut)\n" if len(text) > LOG_LIMIT else ""
-    log.write_text(cut + safe_text(text[-LOG_LIMIT:], LOG_LIMIT, lines=True), encoding="utf-8")
+    escaped = safe_text(text[-LOG_LIMIT:], len(ESCAPE_OF_ANY) * LOG_LIMIT, lines=True)
+    cut = "(the log's beginning is cut)\n" if len(text) > LOG_LIMIT or len(escaped) > LOG_LIMIT else ""
+    log.write_text(cut + escaped[-LOG_LIMIT:], encoding="utf-8")
 
 
 def finish(job: Job, status: int | None, backstop: float) -> Outcome:
