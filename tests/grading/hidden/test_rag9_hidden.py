@@ -3,6 +3,7 @@
 import itertools
 
 import grading_checks as check
+import oracles
 import numpy as np
 import pytest
 from hypothesis import given
@@ -92,7 +93,7 @@ def test_semantic_chunks_hidden_cut_where_the_method_says(rag9, method, max_toke
     text = f"{SATELLITES} {BACKUPS}"
     chunks = rag9.semantic_chunks(text, max_tokens, method, embedder="hash")
     check.chunker_basics(text, chunks, max_tokens)
-    check.cut_at(chunks, check.breakpoint_starts(text) if method == "breakpoints" else [len(SATELLITES)])
+    check.cut_at(chunks, oracles.breakpoint_starts(text) if method == "breakpoints" else [len(SATELLITES)])
 
 
 @pytest.mark.grades("semantic_chunks")
@@ -108,7 +109,7 @@ def test_semantic_chunks_hidden_property(rag9, topics, max_tokens, method):
     chunks = rag9.semantic_chunks(text, max_tokens, method, embedder="hash")
     check.chunker_basics(text, chunks, max_tokens)
     if method == "breakpoints":
-        check.cut_at(chunks, check.breakpoint_starts(text))
+        check.cut_at(chunks, oracles.breakpoint_starts(text))
 
 
 @st.composite
