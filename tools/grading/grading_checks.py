@@ -262,6 +262,56 @@ def blocks_whole(text: str, chunks, max_tokens: int, overlap: int = 0) -> None:
                 f"{short(text[start:end], 30)}, which fits in {budget} tokens: a block that fits is never cut")
 
 
+# ---- every ending a page may have -----------------------------------------------------
+
+# A page whose last sentence is cut short: each ending below is put after it. A chunker that
+# reads its text up to the last full stop, line end or block end loses what follows; one that
+# handles a line break or CRLF only in the middle loses the last one.
+PROSE_BODY = "Orbit runs jobs on satellites. The server decides what runs where.\n\nSatellites dial out on port 7401"
+MARKDOWN_BODY = ("# Orbit\n\nOrbit runs jobs on satellites. The server decides what runs where.\n\n"
+                 "## Satellites\n\nSatellites dial out on port 7401")
+ENDINGS = (
+    ("a final full stop", "."),
+    ("no final full stop", ""),
+    ("a question mark", "?"),
+    ("a trailing space", ". "),
+    ("trailing spaces, no full stop", "  \t "),
+    ("a trailing newline", ".\n"),
+    ("a trailing newline, no full stop", "\n"),
+    ("trailing newlines", "\n\n\n"),
+    ("a trailing line of spaces", ".\n  \n"),
+    ("a lone CR", "\r"),
+    ("a closing parenthesis", " (and 7402)"),
+    ("a heading", ".\n\n## Next steps"),
+    ("a heading and a newline", ".\n\n## Next steps\n"),
+    ("a code fence", ":\n\n```sh\norbit run --now\n```"),
+    ("an unclosed code fence", ":\n\n```sh\norbit run --now"),
+    ("a table", ":\n\n| port | use |\n|---|---|\n| 7401 | jobs |"),
+    ("a list", ":\n\n- jobs\n- heartbeats"),
+    ("a quote", ".\n\n> Satellites never accept connections"),
+    ("an indented line", ":\n\n    orbit run"),
+)
+
+
+def ending_texts() -> list:
+    """(what, text): pages that end every way a page can, and the lab's own tricky texts
+    (labkit.cases.TRICKY_TEXTS): whatever a lab's check finds there, the grader finds too. Each
+    ending comes after a page of prose and after one of Markdown, with LF line ends and, for the
+    prose, with CRLF ones too."""
+    from labkit.cases import TRICKY_TEXTS
+
+    texts = [(tricky.what, tricky.text) for tricky in TRICKY_TEXTS]
+    for what, ending in ENDINGS:
+        texts += [(f"prose, {what}", PROSE_BODY + ending),
+                  (f"prose with CRLF, {what}", (PROSE_BODY + ending).replace("\r", "").replace("\n", "\r\n")),
+                  (f"Markdown, {what}", MARKDOWN_BODY + ending)]
+    return texts
+
+
+ENDING_TEXTS = ending_texts()
+ENDING_IDS = [what for what, _ in ENDING_TEXTS]
+
+
 def same_again(again, chunks) -> None:
     """A second call with the same arguments returns the same chunks."""
     assert again == chunks, (f"not deterministic: the same call gave {spans(again)[:4]}… "

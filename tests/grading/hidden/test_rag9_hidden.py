@@ -112,6 +112,20 @@ def test_semantic_chunks_hidden_property(rag9, topics, max_tokens, method):
         check.cut_at(chunks, oracles.breakpoint_starts(text))
 
 
+@pytest.mark.grades("semantic_chunks")
+@check.hidden_seed
+@given(topics=st.tuples(topic_sentences(["backups", "archives", "disk", "keys", "restore", "weekly"]),
+                        topic_sentences(["certificates", "expire", "renew", "days", "trust", "chains"])),
+       ending=st.sampled_from([ending for _, ending in check.ENDINGS]), crlf=st.booleans(),
+       max_tokens=st.integers(12, 80), method=st.sampled_from(["breakpoints", "global"]))
+def test_semantic_chunks_hidden_every_ending(rag9, topics, ending, crlf, max_tokens, method):
+    """Drawn sentences, the last one's full stop replaced by an ending of any kind: every character
+    is in a chunk, the last ones too."""
+    text = " ".join(topics).removesuffix(".") + ending
+    text = text.replace("\n", "\r\n") if crlf else text
+    check.chunker_basics(text, rag9.semantic_chunks(text, max_tokens, method, embedder="hash"), max_tokens)
+
+
 @st.composite
 def sentences(draw):
     """A text cut into sentence spans that tile it, and a window."""
