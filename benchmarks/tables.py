@@ -1,12 +1,36 @@
 """Printing results: Markdown tables (readable in a terminal, pasted into the README as they are) and notes.
 
 Every recall is a mean over questions, so it is printed with its 95% interval
-(labkit.uncertainty, a bootstrap over the questions), and every difference
-with the paired interval of the same questions: a difference is claimed only
-where that interval leaves 0 out.
+(a percentile bootstrap over the questions), and every difference with the
+paired interval of the same questions: a difference is claimed only where that
+interval leaves 0 out. The bootstrap is here, not in labkit: it is rag8's answer,
+and labkit ships to students (labkit.uncertainty gives them a formula instead).
 """
 
-from labkit.uncertainty import NOT_SHOWN, Interval, bootstrap_mean, paired_difference  # noqa: F401 (for the tables)
+import numpy as np
+
+from labkit.uncertainty import NOT_SHOWN, Interval  # noqa: F401 (for the tables)
+
+RESAMPLES = 2000
+
+
+def bootstrap_mean(values, *, resamples: int = RESAMPLES, level: float = 0.95, seed: int = 0) -> Interval:
+    """The mean of `values` with its percentile bootstrap interval: `resamples` draws of len(values)
+    indices with replacement, from numpy's generator seeded with `seed` (same input, same interval)."""
+    scores = np.asarray(values, dtype=float)
+    if scores.ndim != 1 or len(scores) == 0:
+        raise ValueError("bootstrap_mean needs a non-empty list of per-question scores")
+    draws = np.random.default_rng(seed).integers(0, len(scores), size=(resamples, len(scores)))
+    low, high = np.quantile(scores[draws].mean(axis=1), [(1 - level) / 2, (1 + level) / 2])
+    return Interval(float(scores.mean()), float(low), float(high), level)
+
+
+def paired_difference(a, b, **options) -> Interval:
+    """The mean of b - a over questions, with its paired bootstrap interval (the same questions drawn for both)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired scores need the same questions: {len(a)} scores against {len(b)}")
+    return bootstrap_mean(b - a, **options)
 
 
 def table(headers, rows):

@@ -22,8 +22,8 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
                format characters escaped, bounded); the grader prints through it too
 - markdown_chunking.py  rag6's given chunking between the student's functions: sections,
                pieces, overlap and kinds, and the report rag6 prints on a page
-- uncertainty.py  paired_bootstrap: how sure a difference of two methods' scores on the same
-               questions is (a seeded percentile bootstrap)
+- uncertainty.py  how sure a mean, or a difference of two methods' scores on the same
+               questions, is: the normal approximation (rag8's bootstrap is the student's)
 - compare.py   `chunking-labs compare DOCS --questions QUESTIONS`: rag8's harness on a
                learner's own documents; cli.py, the `chunking-labs` command that runs it
 - start.py     `chunking-labs start DIR`: a student's copy of the labs from the installed course

@@ -46,7 +46,7 @@ from academy_llm import (
     COURSE_ROOT, check_exact_slices, count_tokens, describe_embedder, embed, embedder_name, read_page, top_k_each,
 )
 from labkit.loading import load_lab
-from labkit.uncertainty import bootstrap_mean, paired_difference
+from labkit.uncertainty import Interval
 
 ROOT = COURSE_ROOT
 SOLUTIONS = ROOT / "solutions"
@@ -487,12 +487,19 @@ class Row(NamedTuple):
     tokens: float  # mean tokens read per question
 
 
-def table_rows(scored: list) -> list:
-    """The rows, best first: ordered by recall, then by fewer tokens read (the same answers, cheaper)."""
+def table_rows(scored: list, rag8) -> list:
+    """The rows, best first: ordered by recall, then by fewer tokens read (the same answers, cheaper).
+    Each interval is rag8's paired bootstrap (a mean's: its difference from 0)."""
     ordered = sorted(scored, key=lambda s: (-s.recall.mean(), s.tokens.mean(), s.method))
     best = ordered[0]
-    return [Row(s.method, s.size, bootstrap_mean(s.recall), paired_difference(best.recall, s.recall),
-                s.chunks, float(s.tokens.mean())) for s in ordered]
+    return [Row(s.method, s.size, bootstrap(rag8, [0.0] * len(s.recall), s.recall),
+                bootstrap(rag8, best.recall, s.recall), s.chunks, float(s.tokens.mean())) for s in ordered]
+
+
+def bootstrap(rag8, a, b) -> Interval:
+    """rag8's paired_bootstrap of mean(b - a), as labkit's Interval (its str, verdict and plain)."""
+    result = rag8.paired_bootstrap([float(x) for x in a], [float(x) for x in b])
+    return Interval(float(result.estimate), float(result.low), float(result.high), float(result.level))
 
 
 def recommendation(rows: list, budget: int) -> str:
@@ -737,7 +744,7 @@ def compare(settings: Settings, texts: dict, questions: list, methods: list) -> 
     at_size = [result for (_, size), result in scored.items() if size == settings.size] + retrieved
     if not at_size:
         raise SystemExit("compare: every method failed (see the lines above); nothing to compare")
-    rows = table_rows(at_size)
+    rows = table_rows(at_size, rag8)
     advice = recommendation(rows, settings.budget)
     print(f"\n{len(questions)} questions, {settings.embedder}; chunks of {settings.size} tokens (overlap an eighth), "
           f"each question reading at most {settings.budget:,} tokens")

@@ -9,10 +9,15 @@ hidden tests only add inputs.
 
 Each test gets the lab's functions where pytest would give it the lab (its
 `rag4` argument), and each `parametrize` case is one call, as in pytest.
+
+The grader runs a lab where the course's tests, tools and judges do not exist
+(tools/grading/confine.py), so a lab that imports one of them would pass here
+and fail there: such an import fails this check too (unreachable_imports).
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import itertools
@@ -156,12 +161,35 @@ def lab_functions(namespace: dict) -> LabFunctions:
     return functions
 
 
+def unreachable_imports(namespace: dict) -> list[str]:
+    """What the lab's file imports that the grader's worker cannot: the packages that judge a lab
+    (confine.HIDDEN_PACKAGES) and the course's own tests and grading tools, each as
+    "line N: import NAME"."""
+    import confine  # on the path public_test_calls made
+
+    source = Path(namespace.get("__file__") or "")
+    if source.suffix != ".py" or not source.is_file():
+        return []
+    course = {path.stem for folder in (ROOT / "tests", ROOT / "tools" / "grading") for path in folder.glob("*.py")}
+    unreachable = set(confine.HIDDEN_PACKAGES) | course
+    found = []
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                 else [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
+        found += [f"line {node.lineno}: import {name}" for name in names if name.split(".")[0] in unreachable]
+    return found
+
+
 def run_public_tests(lab: str, namespace: dict) -> tuple[int, list[TestFailure]]:
     """Run every public test of `lab` on the functions in `namespace` (a lab's globals()).
-    Return how many calls ran and the ones that failed, each with a one-line reason."""
+    Return how many calls ran and the ones that failed, each with a one-line reason; an import
+    the grader's worker cannot make is a failure of its own, as it is in the grader."""
     calls = public_test_calls(lab)
     functions = lab_functions(namespace)
-    failures = []
+    imports = [TestFailure(TestCall("the lab's imports", "every function", None, {}),
+                           f"{where}, which the grader does not have: use what the lab imports already")
+               for where in unreachable_imports(namespace)]
+    failures = list(imports)
     for call in calls:
         arguments = dict(call.parameters)
         if lab in inspect.signature(call.test).parameters:
@@ -175,7 +203,7 @@ def run_public_tests(lab: str, namespace: dict) -> tuple[int, list[TestFailure]]
             if isinstance(error, Exception) and str(error).startswith("TODO("):
                 raise
             failures.append(TestFailure(call, reason(error, functions.last_call)))
-    return len(calls), failures
+    return len(calls) + len(imports), failures
 
 
 def reason(error: BaseException, last_call: str) -> str:

@@ -8,8 +8,8 @@ holds whole (rag8 calls this recall@k and builds it). A chunk holding half an
 answer cannot answer, which is where one boundary beats another.
 
 A mean over a hundred questions moves by a hundredth for each question, so
-every recall is printed with its 95% interval (a bootstrap over the questions,
-labkit.uncertainty), and every difference with the paired interval of the
+every recall is printed with its 95% interval (the normal approximation over the
+questions, labkit.uncertainty), and every difference with the paired interval of the
 same questions: where that interval holds 0, the lab says the data does not
 show a difference, whatever the means say.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from academy_llm import corpus_pages, corpus_questions, embed, top_k_each
-from labkit.uncertainty import NOT_SHOWN, Interval, bootstrap_mean, claim, paired_difference
+from labkit.uncertainty import NOT_SHOWN, Interval, claim, mean_interval, paired_difference
 
 KINDS = ("prose", "identifier", "table", "code", "multi_section")
 
@@ -55,8 +55,8 @@ class Recall:
         return sum(scores) / len(scores)
 
     def interval(self, kind: str = "all") -> Interval:
-        """The mean recall of `kind` with its 95% bootstrap interval over those questions."""
-        return bootstrap_mean(self.of(kind))
+        """The mean recall of `kind` with its 95% interval over those questions."""
+        return mean_interval(self.of(kind))
 
     def by_kind(self) -> dict[str, float]:
         """{kind: mean recall@k, ..., "all": ...}, the kinds this split has."""
@@ -89,8 +89,8 @@ def compare_retrieval(step: int, chunkers: dict, ours: str, k: int = 5) -> dict[
     labels = {kind: f"{kind} ({len(results[ours].of(kind))})" for kind in kinds}
     width = max(map(len, labels.values())) + 2
     print(f"\n{step}. Retrieval over the corpus: recall@{k} by kind of question (share of the answer held whole)")
-    print(f"   {len(results[ours].scores)} test questions; [low, high]: a 95% interval, from a bootstrap "
-          "over the questions")
+    print(f"   {len(results[ours].scores)} test questions; [low, high]: a 95% interval over the questions, "
+          "the mean plus or minus 1.96 standard errors")
     columns = [max(20, len(name) + 2) for name in results]
     print(f"   {'kind (questions)':<{width}}" + "".join(f"{name:>{w}}" for name, w in zip(results, columns)))
     for kind in kinds:
@@ -98,7 +98,7 @@ def compare_retrieval(step: int, chunkers: dict, ours: str, k: int = 5) -> dict[
               + "".join(f"{r.interval(kind).plain():>{w}}" for r, w in zip(results.values(), columns)))
     for other in others:
         differences = {kind: paired_difference(results[other].of(kind), results[ours].of(kind)) for kind in kinds}
-        print(f"\n   {ours} minus {other}, question by question (a paired bootstrap)")
+        print(f"\n   {ours} minus {other}, question by question (paired: the interval of the differences)")
         print(f"   {'kind (questions)':<{width}}{'difference':>22}  what it shows")
         for kind in kinds:
             print(f"   {labels[kind]:<{width}}{str(differences[kind]):>22}  {differences[kind].verdict()}")

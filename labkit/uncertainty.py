@@ -1,11 +1,15 @@
-"""How sure a comparison is: a seeded bootstrap over questions, and the sentence a result may claim.
+"""How sure a comparison is: a mean's interval by the normal approximation, and the sentence a
+result may claim.
 
-Given to the labs around rag8, where students write the paired bootstrap themselves: the
-resampling itself is in labkit/bootstrap.py, which no grading worker reads.
+Given to every lab that compares methods. It is a formula, not rag8's bootstrap: rag8 asks the
+student to build the paired percentile bootstrap, so nothing given here may compute it (a lab
+delegating rag8's TODO to this module gets an interval rag8's check refuses). With the hundreds of
+questions the labs ask, the two agree within a point or so; with few questions, or a difference
+that is 0 for most of them, the bootstrap (rag8's) is the one to trust.
 Two methods answered the same questions, so their per-question scores are paired: a
-question one method finds is often one the other finds too. Resampling the *questions*
-(the same draw for both methods) keeps that pairing, and the interval of the mean
-difference is then much narrower than two separate intervals would suggest.
+question one method finds is often one the other finds too. Taking the interval of the
+per-question *differences* keeps that pairing, and it is then much narrower than two
+separate intervals would suggest.
 
     diff = paired_difference(windows, recursive)   # per-question recall of each, same order
     print(diff)                                     # +0.03 [-0.01, +0.06]
@@ -14,21 +18,22 @@ difference is then much narrower than two separate intervals would suggest.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
-RESAMPLES = 2000
 LEVEL = 0.95
 NOT_SHOWN = "not shown by this data"  # what a difference whose interval holds 0 may claim
 
 
 @dataclass(frozen=True)
 class Interval:
-    """A mean over questions with its percentile bootstrap interval.
+    """A mean over questions with its interval.
 
     estimate: the observed mean (of one method's scores, or of a paired difference), as rag8 names it;
-    low, high: the (1 - level) / 2 and (1 + level) / 2 quantiles of the resampled means;
+    low, high: the interval's ends (mean_interval: the mean less and plus its margin);
     level: the interval's confidence level, 0.95 by default.
     """
 
@@ -56,27 +61,30 @@ class Interval:
         return more if self.low > 0 else less
 
 
-def bootstrap_mean(values, *, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0) -> Interval:
-    """The mean of `values` with its percentile bootstrap interval: `resamples` draws of len(values)
-    indices with replacement, from numpy's generator seeded with `seed` (same input, same interval)."""
+def mean_interval(values, *, level: float = LEVEL) -> Interval:
+    """The mean of `values` with its normal-approximation interval: the mean plus or minus z standard
+    errors, z the (1 + level) / 2 quantile of the standard normal, the standard error the sample
+    standard deviation over the square root of len(values). One value shows no spread: its interval
+    is unbounded, so it claims nothing."""
     scores = np.asarray(values, dtype=float)
     if scores.ndim != 1 or len(scores) == 0:
-        raise ValueError("bootstrap_mean needs a non-empty list of per-question scores")
-    if not 0 < level < 1 or resamples < 1:
-        raise ValueError(f"level must be between 0 and 1 and resamples at least 1, not {level} and {resamples}")
-    from labkit.bootstrap import percentile_interval  # here, not above: no grading worker reads it
+        raise ValueError("mean_interval needs a non-empty list of per-question scores")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, not {level}")
+    mean = float(scores.mean())
+    if len(scores) == 1:
+        return Interval(mean, -math.inf, math.inf, level)
+    margin = NormalDist().inv_cdf((1 + level) / 2) * float(scores.std(ddof=1)) / math.sqrt(len(scores))
+    return Interval(mean, mean - margin, mean + margin, level)
 
-    low, high = percentile_interval(scores, resamples, level, seed)
-    return Interval(float(scores.mean()), low, high, level)
 
-
-def paired_difference(a, b, *, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0) -> Interval:
-    """The mean of b - a over questions, with its paired bootstrap interval (the same questions
-    drawn for both): how much better method b does than method a, and how sure that is."""
+def paired_difference(a, b, *, level: float = LEVEL) -> Interval:
+    """The mean of b - a over questions, with the interval of those per-question differences (the
+    same questions for both): how much better method b does than method a, and how sure that is."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.shape != b.shape:
         raise ValueError(f"paired scores need the same questions: {len(a)} scores against {len(b)}")
-    return bootstrap_mean(b - a, resamples=resamples, level=level, seed=seed)
+    return mean_interval(b - a, level=level)
 
 
 def claim(difference: Interval, ours: str, other: str, what: str = "recall") -> str:

@@ -40,7 +40,7 @@ from academy_llm import (
     token_positions,
 )
 from labkit import Case, Invariants, load_lab, returns, run_lab
-from labkit.uncertainty import bootstrap_mean, claim, paired_difference
+from labkit.uncertainty import claim, mean_interval, paired_difference
 
 rag5 = load_lab("rag5")  # SEAMS, TokenIndex, split_at_seams, pack: sentences, token counts, long units cut
 rag6 = load_lab("rag6")  # split_lines, body_start_of, scan_blocks: a page's blocks
@@ -515,11 +515,12 @@ def search(pages, questions, budget_tokens=BUDGET_TOKENS, title=TITLE, embedder=
 # fusion of section 5 adds, kind by kind.
 #
 # A mean over a hundred questions moves by a hundredth with each question
-# found or lost, so every recall comes with its 95% interval, rag8's
-# bootstrap over the questions (`labkit.uncertainty`, given from here on).
-# Below the recalls, each method's difference from the recommended chunker,
-# paired: the same questions resampled for both, so that what both find (or
-# both miss) cancels out. A difference whose interval holds 0 is marked `~`:
+# found or lost, so every recall comes with its 95% interval, the mean plus
+# or minus 1.96 standard errors (`labkit.uncertainty`, a formula given from
+# here on; the bootstrap stays rag8's). Below the recalls, each
+# method's difference from the recommended chunker, paired: the interval of
+# the per-question differences, so that what both find (or both miss) cancels
+# out. A difference whose interval holds 0 is marked `~`:
 # this data does not show it, either way. The sentences under the table are
 # written by the run from those intervals, and claim no more than they show.
 
@@ -555,9 +556,9 @@ class Comparison(NamedTuple):
 
 def compare(questions, scores, baseline):
     """The Comparison of `scores` ({method: a score per question, in the order of `questions`}) by kind,
-    against `baseline`, one of the methods: bootstrap intervals, paired over the questions."""
+    against `baseline`, one of the methods: intervals, paired over the questions."""
     kinds = {method: by_kind(questions, per_question) for method, per_question in scores.items()}
-    recall = {method: {kind: bootstrap_mean(values) if values else None for kind, values in split.items()}
+    recall = {method: {kind: mean_interval(values) if values else None for kind, values in split.items()}
               for method, split in kinds.items()}
     difference = {method: {kind: paired_difference(kinds[baseline][kind], values) if values else None
                            for kind, values in split.items()}

@@ -32,7 +32,7 @@ import numpy as np
 
 from academy_llm import corpus_pages, corpus_questions, count_tokens, describe_embedder, embed, embedder_name
 from labkit import Case, Invariants, load_lab, returns, run_lab
-from labkit.uncertainty import bootstrap_mean, claim, paired_difference
+from labkit.uncertainty import claim, mean_interval, paired_difference
 
 rag8 = load_lab("rag8")  # the harness: gold spans, recall, the kinds of question
 rag10 = load_lab("rag10")  # the units, their parents, the ranking by meaning, best_parents and assemble
@@ -466,7 +466,7 @@ def step_alpha(hybrid, questions):
     for alpha in ALPHAS:
         versus = "the best on dev" if alpha == best else (
             f"{behind[alpha]}  {'shown' if behind[alpha].shown else 'not shown by this data'}")
-        print(f"   {alpha:<7} {bootstrap_mean(scores[alpha]).plain():<26} {versus}")
+        print(f"   {alpha:<7} {mean_interval(scores[alpha]).plain():<26} {versus}")
     tied = [alpha for alpha in ALPHAS if alpha == best or not behind[alpha].shown]
     if len(tied) == 1:
         print(f"   dev shows alpha {best} better than every other alpha: it is kept")
@@ -640,8 +640,8 @@ def step_why_words(questions, scores, pages, example):
             continue
         words, meaning = ([scores[method][number] for number in rows] for method in ("words", "meaning"))
         gaps[label], ahead[label] = paired_difference(words, meaning), paired_difference(meaning, words)
-        print(f"   {label + f' ({len(rows)})':<17} words {bootstrap_mean(words).plain()}, "
-              f"meaning {bootstrap_mean(meaning).plain()}; their answers hold a median "
+        print(f"   {label + f' ({len(rows)})':<17} words {mean_interval(words).plain()}, "
+              f"meaning {mean_interval(meaning).plain()}; their answers hold a median "
               f"{np.median([shared[number] for number in rows]):g} of their terms")
         print(f"     {claim(ahead[label], 'words', 'meaning')}")
     print(f"   {why_words(ahead)}")

@@ -261,8 +261,8 @@ def fit_over_budget(text, start, packed_start, end, max_tokens, index):
 #
 # Do seams find more answers? One page cannot say. Step 7 asks every test
 # question of the corpus, with both chunkers at the same budget, and prints
-# each recall with its 95% interval (a bootstrap over the questions, given in
-# `labkit/uncertainty.py`), then the difference question by question. Where
+# each recall with its 95% interval (the mean plus or minus 1.96 standard errors,
+# given in `labkit/uncertainty.py`; rag8 builds a better one), then the difference question by question. Where
 # that interval holds 0, the lab says the data does not show a difference,
 # whichever mean is higher. Step 8 counts what the two do to the text itself,
 # with code of its own: chunks that end inside a word, code blocks and tables

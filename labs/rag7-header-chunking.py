@@ -33,7 +33,7 @@ from academy_llm import (
 )
 from labkit import TRICKY_TEXTS, WIDE_PIECE_TEXTS, Case, Invariants, load_lab, returns, run_lab, view_chunks
 from labkit.retrieval import say
-from labkit.uncertainty import bootstrap_mean, claim, paired_difference  # given: intervals (rag8 builds them)
+from labkit.uncertainty import claim, mean_interval, paired_difference  # given: intervals (rag8 builds a bootstrap)
 from labkit.explorer_widget import show_explorer  # given: the chunk explorer (last cell but one)
 from labkit.notebook import in_notebook
 
@@ -245,9 +245,9 @@ def row_chunks(text, chunk, max_tokens):
 # pages for each question, and count how often a chunk holding the whole
 # answer is first (recall@1) or among the top 5 (recall@5).
 #
-# Each recall comes with its 95% interval, a bootstrap over the questions
-# (given in `labkit/uncertainty.py`), and the difference with the interval of
-# the same questions drawn for both. Whether headers pay is what that
+# Each recall comes with its 95% interval, the mean plus or minus 1.96
+# standard errors (given in `labkit/uncertainty.py`; rag8 builds a bootstrap),
+# and the difference with the interval of the per-question differences. Whether headers pay is what that
 # interval says: the lab prints the sentence it supports, and where it holds
 # 0, that this data does not show a difference. Step 4 does the same for
 # rag7's option of a chunk per table row, by kind of question.
@@ -292,7 +292,7 @@ def found_at(ranks, k, ids):
 def compared(before, after, k, ids):
     """(recall of `before`, of `after`, after minus before) at k over `ids`, each with its interval."""
     old, new = found_at(before, k, ids), found_at(after, k, ids)
-    return bootstrap_mean(old), bootstrap_mean(new), paired_difference(old, new)
+    return mean_interval(old), mean_interval(new), paired_difference(old, new)
 
 
 def step_show_headers():

@@ -34,7 +34,7 @@ from labkit import (
     Case, Invariants, load_lab, returns, run_lab, show_figure, tricky_cases, view_chunks,
 )
 from labkit.retrieval import say
-from labkit.uncertainty import bootstrap_mean, claim, paired_difference  # given: intervals (rag8 builds them)
+from labkit.uncertainty import claim, mean_interval, paired_difference  # given: intervals (rag8 builds a bootstrap)
 
 rag5 = load_lab("rag5")  # TokenIndex, SEAMS, split_at_seams, pack, mend
 rag7 = load_lab("rag7")  # header_chunks, to compare with
@@ -405,8 +405,8 @@ def step_plainly(questions, per_question, ours="semantic global", other="markdow
         picked = [n for n, q in enumerate(questions) if kind in (q["kind"], "all")]
         mine, theirs = ([per_question[name][n] for n in picked] for name in (ours, other))
         difference = paired_difference(theirs, mine)
-        print(f"   {f'{kind} ({len(picked)})':<20} {bootstrap_mean(mine).plain():>18} "
-              f"{bootstrap_mean(theirs).plain():>18} {str(difference):>21}  {difference.verdict()}")
+        print(f"   {f'{kind} ({len(picked)})':<20} {mean_interval(mine).plain():>18} "
+              f"{mean_interval(theirs).plain():>18} {str(difference):>21}  {difference.verdict()}")
     say(f"Overall, {claim(difference, ours, other, 'recall within 1,000 tokens')}.")
 
 

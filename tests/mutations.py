@@ -2,7 +2,9 @@
 
 A mutation takes the reference solution of a lab (solutions/), finds `old`
 (exactly once, inside the answer region of `function`) and writes `new`
-instead: the lab as a student who made that one mistake would hand it in.
+instead: the lab as a student who made that one mistake would hand it in. A
+`given` mutation changes the given code of `function` instead: the grader grades
+the whole file a student hands in, so a mistake there must cost points too.
 tests/test_mutations.py runs every such lab as a student does and grades it,
 to see whether the lab's own checks and the grader each notice the mistake.
 
@@ -21,6 +23,7 @@ class Mutation:
     old: str  # text of the reference, found exactly once in the lab's solution file
     new: str  # what the student wrote instead
     quick: bool = False  # also studied in the default test run
+    given: bool = False  # the mistake is in given code of `function`: a student may change any line of a lab
 
     @property
     def name(self) -> str:
@@ -383,6 +386,17 @@ MUTATIONS = [
         "    if method not in (\"breakpoints\", \"global\"):\n"
         "        raise ValueError(f\"method must be 'breakpoints' or 'global', got {method!r}\")\n",
         "",
+    ),
+    Mutation(
+        "rag9", "sentence_spans",
+        "a page's last sentence ends at a seam: one with no final full stop or line end is lost",
+        "for m in seam.finditer(text) if 0 < m.end() < len(text)})\n"
+        "    spans = []\n"
+        "    for start, end in zip([0] + cuts, cuts + [len(text)]):\n",
+        "for m in seam.finditer(text + \" \") if 0 < m.end()})\n"  # the space lets a final full stop end a seam
+        "    spans = []\n"
+        "    for start, end in zip([0] + cuts, cuts):\n",
+        given=True,
     ),
     Mutation(
         "rag9", "window_texts", "a window looks only forward, never back",

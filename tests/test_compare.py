@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from academy_llm import embed
-from labkit import cli, compare
+from labkit import cli, compare, load_lab
 from labkit.uncertainty import paired_difference
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,17 +174,18 @@ def scored(name, recall):
 
 
 def test_the_recommendation_says_when_no_method_is_shown_better():
+    rag8 = load_lab("rag8", ROOT / "solutions")  # the intervals are rag8's paired bootstrap
     rng = np.random.default_rng(1)
     a, b = rng.integers(0, 2, 40), rng.integers(0, 2, 40)
-    rows = compare.table_rows([scored("first", a), scored("second", b)])
+    rows = compare.table_rows([scored("first", a), scored("second", b)], rag8)
     assert rows[0].difference.estimate == 0 and not rows[1].difference.shown
     assert compare.recommendation(rows, 1000).startswith("No method is shown better on these questions: ")
-    clear = compare.table_rows([scored("weak", [0] * 30), scored("strong", [1] * 30)])
+    clear = compare.table_rows([scored("weak", [0] * 30), scored("strong", [1] * 30)], rag8)
     assert compare.recommendation(clear, 1000).startswith("Recommended: strong, recall 1.00 within 1,000 tokens, "
                                                           "1.00 ahead of weak")
 
 
-def test_paired_bootstrap_is_seeded_and_paired():
+def test_paired_difference_is_deterministic_and_paired():
     first, second = np.array([1, 1, 0, 1, 0, 1] * 10), np.array([1, 0, 0, 1, 0, 0] * 10)
     interval = paired_difference(second, first)  # first - second
     assert interval == paired_difference(second, first)  # the same on every run

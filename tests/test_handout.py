@@ -78,6 +78,33 @@ def test_the_handout_holds_no_reference_code(handout):
     assert list((handout / "notebooks" / "labs").glob("rag*.ipynb"))
 
 
+def test_the_handout_holds_no_answer(handout):
+    """No file the handout ships defines a function shaped as an answer region of solutions/ or as
+    one of the grader's oracles (renamed or not), and none imports the oracles."""
+    assert make_handout.answer_copies(handout) == []
+    assert not (handout / "tools" / "grading" / "oracles.py").exists()
+    assert not (handout / "labkit" / "bootstrap.py").exists()
+    for path in handout.rglob("*.py"):
+        assert "oracles" not in make_handout.imported_modules(path), path
+
+
+def test_the_answer_scan_finds_a_copy_renamed(tmp_path):
+    """An oracle and a lab's answer, copied into a module a handout ships under other names, are found."""
+    source = (ROOT / "tools" / "grading" / "oracles.py").read_text(encoding="utf-8")
+    weight = source[source.index("def lucene"):source.index("def terms_by_scanning")]
+    solution = (ROOT / "solutions" / "rag11-hybrid-search.py").read_text(encoding="utf-8")
+    fusion = solution[solution.index("def reciprocal_rank_fusion"):]
+    fusion = fusion[:fusion.index("\ndef ", 1)]
+    copied = weight.replace("lucene", "okapi").replace("tf", "count") + "\n\n" + fusion.replace(
+        "reciprocal_rank_fusion", "merged").replace("rankings", "lists")
+    (tmp_path / "labkit").mkdir()
+    (tmp_path / "labkit" / "ranking.py").write_text("import math\n\n\n" + copied, encoding="utf-8")
+    assert make_handout.answer_copies(tmp_path) == [
+        "labkit/ranking.py: okapi (the grader's lucene)",
+        "labkit/ranking.py: merged (rag11-hybrid-search's reciprocal_rank_fusion)",
+    ]
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_the_handout_is_a_repository_with_one_commit(handout):
     log = subprocess.run(

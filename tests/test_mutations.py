@@ -67,7 +67,8 @@ def test_a_mutation_changes_one_place_in_a_student_written_function(mutation):
     assert mutation.old != mutation.new
     place = source.index(mutation.old)
     for offset in (place, place + len(mutation.old) - 1):
-        assert answer_region_function(source, offset) == mutation.function
+        assert answer_region_function(source, offset) == (None if mutation.given else mutation.function)
+        assert re.findall(r"^def (\w+)\(", source[:offset], re.M)[-1] == mutation.function
     compile(mutated_source(mutation), mutation.lab, "exec")
 
 

@@ -1,5 +1,6 @@
 """Grading tests for lab rag11: search_terms, bm25_weight, bm25_index, reciprocal_rank_fusion, convex_fusion
-and read_parents. BM25 is checked against bm25s (its method "lucene": the same idf and the same tf factor)."""
+and read_parents, by values written out by hand. The hidden tests check BM25 against bm25s (its method
+"lucene": the same idf and the same tf factor) and every function against its docstring on drawn inputs."""
 
 import math
 
@@ -48,15 +49,6 @@ def test_search_terms_by_hand(rag11, text, expected):
     check.expect(list(rag11.search_terms(text)), expected)
 
 
-TEXT_CHARACTERS = "abcXYZ019éÉß토_.-._ /=:'`\n,()"
-
-
-@pytest.mark.grades("search_terms")
-@given(text=st.text(alphabet=TEXT_CHARACTERS, max_size=40))
-def test_property_search_terms_as_the_docstring_says(rag11, text):
-    check.expect(list(rag11.search_terms(text)), check.terms_by_scanning(text))
-
-
 # ---- bm25_weight -----------------------------------------------------------------------
 
 
@@ -87,23 +79,6 @@ CORPORA = [
 ]
 
 
-@pytest.mark.grades("bm25_weight")
-@pytest.mark.parametrize("corpus", CORPORA, ids=["lease", "orbit", "lengths"])
-@pytest.mark.parametrize("k1, b", [(1.2, 0.75), (1.5, 0.75), (0.9, 0.4)])
-def test_bm25_weight_is_bm25s_lucene(rag11, corpus, k1, b):
-    check.same_weights(check.lab_weights(rag11, corpus, k1, b), check.bm25s_weights(corpus, k1, b))
-
-
-@pytest.mark.grades("bm25_weight")
-@given(n=st.integers(1, 10_000), data=st.data(), mean=st.floats(0.5, 500), k1=st.floats(0, 3), b=st.floats(0, 1))
-def test_property_bm25_weight_is_the_formula(rag11, n, data, mean, k1, b):
-    df = data.draw(st.integers(1, n))
-    tf = data.draw(st.integers(1, 50))
-    length = data.draw(st.integers(tf, 2_000))
-    check.expect_close(rag11.bm25_weight(tf, df, n, length, mean, k1, b), check.lucene(tf, df, n, length, mean, k1, b),
-                       tolerance=1e-9)
-
-
 # ---- bm25_index ------------------------------------------------------------------------
 
 
@@ -122,28 +97,21 @@ def test_bm25_index_counts_three_documents_by_hand(rag11):
 
 @pytest.mark.grades("bm25_index")
 @pytest.mark.parametrize(
-    "corpus, keywords",
+    "corpus, keywords, expected",
     [
-        ([], {}),  # nothing to index
-        ([[]], {}),  # one empty document
-        ([[], ["a"]], {}),  # the empty one counts in the mean length
-        ([["x", "x", "x"], ["x"]], {}),  # df counts documents, not occurrences
-        ([["a", "b"], ["b", "c", "c", "c"]], {"k1": 2.0, "b": 0.3}),  # the settings reach the weights
+        ([], {}, {}),  # nothing to index
+        ([[]], {}, {}),  # one empty document
+        ([[], ["a"]], {}, {"a": [(1, (1, 1, 2, 1, 0.5))]}),  # the empty one counts in the mean length
+        ([["x", "x", "x"], ["x"]], {}, {"x": [(0, (3, 2, 2, 3, 2)), (1, (1, 2, 2, 1, 2))]}),  # df counts documents
+        ([["a", "b"], ["b", "c", "c", "c"]], {"k1": 2.0, "b": 0.3},  # the settings reach the weights
+         {"a": [(0, (1, 1, 2, 2, 3))], "b": [(0, (1, 2, 2, 2, 3)), (1, (1, 2, 2, 4, 3))], "c": [(1, (3, 1, 2, 4, 3))]}),
     ],
 )
-def test_bm25_index_small_corpora(rag11, corpus, keywords):
+def test_bm25_index_small_corpora(rag11, corpus, keywords, expected):
+    # Each weight: bm25_weight(tf, df, n, length, mean) of the counts written out here, with the settings.
     got = check.postings(rag11.bm25_index(corpus, **keywords))
-    check.same_postings(got, check.expected_postings(rag11, corpus, **keywords))
-
-
-VOCABULARY = ["orbit", "satellite", "lease", "port", "token", "2.6.1", "orb-4024", "x"]
-
-
-@pytest.mark.grades("bm25_index")
-@given(corpus=st.lists(st.lists(st.sampled_from(VOCABULARY), max_size=8), min_size=1, max_size=6),
-       k1=st.sampled_from([0.5, 1.2, 2.0]), b=st.sampled_from([0.0, 0.75, 1.0]))
-def test_property_bm25_index_as_the_docstring_says(rag11, corpus, k1, b):
-    check.same_postings(check.postings(rag11.bm25_index(corpus, k1, b)), check.expected_postings(rag11, corpus, k1, b))
+    check.same_postings(got, {term: [(row, rag11.bm25_weight(*counts, **keywords)) for row, counts in pairs]
+                              for term, pairs in expected.items()})
 
 
 # ---- reciprocal_rank_fusion -------------------------------------------------------------
@@ -180,17 +148,6 @@ def test_reciprocal_rank_fusion_counts_ranks_from_1_with_k_60(rag11):
         "'deep' (ranks 61 and 62) comes after 'top' (rank 1 alone), yet 1/121 + 1/122 > 1/61: ranks count from 1")
 
 
-@st.composite
-def rankings_of(draw):
-    return [draw(st.lists(st.integers(0, 12), unique=True, max_size=10)) for _ in range(draw(st.integers(0, 4)))]
-
-
-@pytest.mark.grades("reciprocal_rank_fusion")
-@given(rankings=rankings_of(), k=st.sampled_from([1, 10, 60]))
-def test_property_reciprocal_rank_fusion(rag11, rankings, k):
-    check.check_fused(list(rag11.reciprocal_rank_fusion(rankings, k)), rankings, k)
-
-
 # ---- convex_fusion ----------------------------------------------------------------------
 
 
@@ -209,19 +166,6 @@ def test_property_reciprocal_rank_fusion(rag11, rankings, k):
 )
 def test_convex_fusion_by_hand(rag11, words, meaning, alpha, expected):
     check.expect_close(list(rag11.convex_fusion(words, meaning, alpha)), expected)
-
-
-@pytest.mark.grades("convex_fusion")
-@given(data=st.data(), size=st.integers(1, 12), alpha=st.floats(0, 1))
-def test_property_convex_fusion_is_min_max_then_mixed(rag11, data, size, alpha):
-    words = data.draw(st.lists(st.floats(0, 40, allow_subnormal=False), min_size=size, max_size=size))
-    meaning = data.draw(st.lists(st.floats(-1, 1, allow_subnormal=False), min_size=size, max_size=size))
-    expected = [alpha * m + (1 - alpha) * w for w, m in zip(check.scaled(words), check.scaled(meaning))]
-    got = list(rag11.convex_fusion(words, meaning, alpha))
-    assert len(got) == size, f"returned {len(got)} scores for {size} candidates"
-    for number, (mine, theirs) in enumerate(zip(got, expected)):
-        assert math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-9), (
-            f"candidate {number}: returned {mine}, expected {theirs}")
 
 
 # ---- read_parents -----------------------------------------------------------------------

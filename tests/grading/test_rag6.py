@@ -254,3 +254,9 @@ def test_property_pages_keep_fences_and_tables_whole(rag6, text, max_tokens, dat
     chunks = rag6.markdown_chunks(text, max_tokens, overlap)
     check.markdown_basics(text, chunks, max_tokens)
     check.nothing_protected_cut(text, chunks)
+
+
+@pytest.mark.grades("markdown_chunks")
+@pytest.mark.parametrize("text", [text for _, text in check.ENDING_TEXTS], ids=check.ENDING_IDS)
+def test_markdown_chunks_keep_every_ending(rag6, text):
+    check.markdown_basics(text, rag6.markdown_chunks(text, 16), 16)

@@ -56,7 +56,7 @@ def test_make_header_leaves_empty_parts_out(rag7):
 @pytest.mark.grades("header_chunks")
 def test_headers_come_from_title_headings_and_front_matter(rag7):
     chunks = rag7.header_chunks(PAGE, "Orbit docs", 64)
-    check.markdown_basics(PAGE, chunks, 64, "Orbit docs")
+    check.markdown_basics(PAGE, chunks, 64, "Orbit docs", header_of=rag7.make_header)
     debian = [c for c in chunks if "apt" in c.text]
     assert debian, "no chunk holds the Debian section's text"
     check.expect(debian[0].header,
@@ -69,7 +69,7 @@ def test_headers_come_from_title_headings_and_front_matter(rag7):
 @pytest.mark.grades("header_chunks")
 def test_the_header_is_never_part_of_the_text(rag7):
     chunks = rag7.header_chunks(PAGE, "Orbit docs", 40)
-    check.markdown_basics(PAGE, chunks, 40, "Orbit docs")
+    check.markdown_basics(PAGE, chunks, 40, "Orbit docs", header_of=rag7.make_header)
     for chunk in chunks:
         assert chunk.header, f"{check.name(chunk)} has no header"
         assert chunk.header not in chunk.text, f"{check.name(chunk)} holds its header in its text"
@@ -78,7 +78,7 @@ def test_the_header_is_never_part_of_the_text(rag7):
 @pytest.mark.grades("header_chunks")
 def test_explicit_metadata_replaces_the_front_matter_fields(rag7):
     chunks = rag7.header_chunks(PAGE, "Docs", 64, metadata={"edition": "community"})
-    check.markdown_basics(PAGE, chunks, 64, "Docs", {"edition": "community"})
+    check.markdown_basics(PAGE, chunks, 64, "Docs", {"edition": "community"}, header_of=rag7.make_header)
     for chunk in chunks:
         assert chunk.header.endswith("(edition community)"), (
             f"{check.name(chunk)} has the header {chunk.header!r}, not ending "
@@ -91,7 +91,7 @@ def test_the_header_counts_against_the_budget(rag7):
             + "Words of the body follow here. " * 60)
     for max_tokens in (30, 50, 80):
         chunks = rag7.header_chunks(text, "Orbit documentation portal", max_tokens)
-        check.markdown_basics(text, chunks, max_tokens, "Orbit documentation portal")
+        check.markdown_basics(text, chunks, max_tokens, "Orbit documentation portal", header_of=rag7.make_header)
 
 
 DEEP_PAGE = ("# Installing the server\n\n## On Linux machines\n\n### On Debian and Ubuntu releases\n\n"
@@ -108,14 +108,14 @@ def test_a_long_header_keeps_the_title_and_the_nearest_headings(rag7, max_tokens
     """Each section goes through the given section_with_header, which shortens a header of more
     than half of max_tokens: the page is chunked, never refused for its headings."""
     chunks = rag7.header_chunks(DEEP_PAGE, "Orbit documentation", max_tokens)
-    check.markdown_basics(DEEP_PAGE, chunks, max_tokens, "Orbit documentation")
+    check.markdown_basics(DEEP_PAGE, chunks, max_tokens, "Orbit documentation", header_of=rag7.make_header)
     check.expect(chunks[-1].header, header)
 
 
 @pytest.mark.grades("header_chunks")
 def test_a_title_longer_than_the_budget_is_cut_short(rag7):
     chunks = rag7.header_chunks("# Title\n\nText.", "A very long title " * 10, 20)
-    check.markdown_basics("# Title\n\nText.", chunks, 20, "A very long title " * 10)
+    check.markdown_basics("# Title\n\nText.", chunks, 20, "A very long title " * 10, header_of=rag7.make_header)
 
 
 @pytest.mark.grades("header_chunks")
@@ -135,7 +135,7 @@ def test_overlap_reaches_back_on_plain_prose(rag7):
     """header_chunks(..., overlap): each chunk after the first shares text with the one before."""
     text = "# Satellites\n\n" + "Each satellite dials out to the server and runs its jobs. " * 12
     chunks = rag7.header_chunks(text, "Orbit", 48, 8)
-    check.markdown_basics(text, chunks, 48, "Orbit")
+    check.markdown_basics(text, chunks, 48, "Orbit", header_of=rag7.make_header)
     for before, after in zip(chunks, chunks[1:]):
         assert after.start < before.end, f"{check.name(after)} shares nothing with the chunk before, with overlap 8"
 
@@ -151,6 +151,13 @@ def test_empty_text_gives_no_chunks(rag7):
 def test_property_lossless_header_and_text_in_budget(rag7, text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens // 4))
     chunks = rag7.header_chunks(text, "Orbit", max_tokens, overlap)
-    check.markdown_basics(text, chunks, max_tokens, "Orbit")
+    check.markdown_basics(text, chunks, max_tokens, "Orbit", header_of=rag7.make_header)
     check.nothing_protected_cut(text, chunks)
     check.same_again(rag7.header_chunks(text, "Orbit", max_tokens, overlap), chunks)
+
+
+@pytest.mark.grades("header_chunks")
+@pytest.mark.parametrize("text", [text for _, text in check.ENDING_TEXTS], ids=check.ENDING_IDS)
+def test_header_chunks_keep_every_ending(rag7, text):
+    chunks = rag7.header_chunks(text, "Orbit docs", 32)
+    check.markdown_basics(text, chunks, 32, "Orbit docs", header_of=rag7.make_header)

@@ -53,9 +53,6 @@ SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/certs/ca-certifi
 # bm25s rag11's weights, scipy rag8's bootstrap) and another Markdown parser (mistune, which nbconvert brings).
 # No worker reads them.
 HIDDEN_PACKAGES = ("markdown_it", "mdit_py_plugins", "mistune", "bm25s", "scipy")
-# The course's own files that would answer a TODO: the resampling of rag8's paired_bootstrap, which the
-# labs around rag8 are given for their intervals (labkit.uncertainty imports it only to draw one).
-HIDDEN_COURSE_FILES = ("labkit/bootstrap.py",)
 DEVICES = ("/dev/null", "/dev/urandom")  # what a worker may open in /dev (it writes only to /dev/null)
 TMP_SIZE = 16 << 20  # bytes: the sandbox's /tmp (Landlock keeps writes out of it, where the kernel has it)
 SCRATCH_SIZE = 256 << 20  # bytes: the sandbox's scratch folder, a tmpfs that ends with it

@@ -15,19 +15,16 @@ import math
 import os
 import re
 import warnings
-from collections import Counter, defaultdict
 from fractions import Fraction
 from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
 from markdown_oracle import FRONT_MATTER, cuts, headings, indented_code_cuts, top_blocks, whole_blocks
 
 from academy_llm import (
     Chunk,
     check_lossless,
     count_tokens,
-    embed,
     is_clean_cut,
     token_positions,
     token_starts,
@@ -265,6 +262,56 @@ def blocks_whole(text: str, chunks, max_tokens: int, overlap: int = 0) -> None:
                 f"{short(text[start:end], 30)}, which fits in {budget} tokens: a block that fits is never cut")
 
 
+# ---- every ending a page may have -----------------------------------------------------
+
+# A page whose last sentence is cut short: each ending below is put after it. A chunker that
+# reads its text up to the last full stop, line end or block end loses what follows; one that
+# handles a line break or CRLF only in the middle loses the last one.
+PROSE_BODY = "Orbit runs jobs on satellites. The server decides what runs where.\n\nSatellites dial out on port 7401"
+MARKDOWN_BODY = ("# Orbit\n\nOrbit runs jobs on satellites. The server decides what runs where.\n\n"
+                 "## Satellites\n\nSatellites dial out on port 7401")
+ENDINGS = (
+    ("a final full stop", "."),
+    ("no final full stop", ""),
+    ("a question mark", "?"),
+    ("a trailing space", ". "),
+    ("trailing spaces, no full stop", "  \t "),
+    ("a trailing newline", ".\n"),
+    ("a trailing newline, no full stop", "\n"),
+    ("trailing newlines", "\n\n\n"),
+    ("a trailing line of spaces", ".\n  \n"),
+    ("a lone CR", "\r"),
+    ("a closing parenthesis", " (and 7402)"),
+    ("a heading", ".\n\n## Next steps"),
+    ("a heading and a newline", ".\n\n## Next steps\n"),
+    ("a code fence", ":\n\n```sh\norbit run --now\n```"),
+    ("an unclosed code fence", ":\n\n```sh\norbit run --now"),
+    ("a table", ":\n\n| port | use |\n|---|---|\n| 7401 | jobs |"),
+    ("a list", ":\n\n- jobs\n- heartbeats"),
+    ("a quote", ".\n\n> Satellites never accept connections"),
+    ("an indented line", ":\n\n    orbit run"),
+)
+
+
+def ending_texts() -> list:
+    """(what, text): pages that end every way a page can, and the lab's own tricky texts
+    (labkit.cases.TRICKY_TEXTS): whatever a lab's check finds there, the grader finds too. Each
+    ending comes after a page of prose and after one of Markdown, with LF line ends and, for the
+    prose, with CRLF ones too."""
+    from labkit.cases import TRICKY_TEXTS
+
+    texts = [(tricky.what, tricky.text) for tricky in TRICKY_TEXTS]
+    for what, ending in ENDINGS:
+        texts += [(f"prose, {what}", PROSE_BODY + ending),
+                  (f"prose with CRLF, {what}", (PROSE_BODY + ending).replace("\r", "").replace("\n", "\r\n")),
+                  (f"Markdown, {what}", MARKDOWN_BODY + ending)]
+    return texts
+
+
+ENDING_TEXTS = ending_texts()
+ENDING_IDS = [what for what, _ in ENDING_TEXTS]
+
+
 def same_again(again, chunks) -> None:
     """A second call with the same arguments returns the same chunks."""
     assert again == chunks, (f"not deterministic: the same call gave {spans(again)[:4]}… "
@@ -279,16 +326,20 @@ def chunker_basics(text: str, chunks, max_tokens: int) -> None:
     in_budget(chunks, max_tokens)
 
 
-def markdown_basics(text: str, chunks, max_tokens: int, title: str | None = None, metadata=None) -> None:
-    """What a Markdown chunker promises (rag6; rag7, with its `title` and `metadata`): lossless, true
-    counts, in budget but for one whole block truly over it, true heading paths, and in rag7 the
-    headers those paths make. Every flag, kind, section and header is checked, not believed."""
+def markdown_basics(text: str, chunks, max_tokens: int, title: str | None = None, metadata=None,
+                    header_of=None) -> None:
+    """What a Markdown chunker promises (rag6; rag7, with its `title`, `metadata` and `header_of`):
+    lossless, true counts, in budget but for one whole block truly over it, true heading paths, and
+    in rag7 the headers those paths make (header_of(title, section, metadata): the public tests give
+    the lab's own make_header, judged by its own tests; the hidden ones the grader's). Every flag,
+    kind, section and header is checked, not believed."""
     lossless(text, chunks)
     in_budget(chunks, max_tokens)
     whole_and_over_budget(text, chunks, max_tokens)
     true_sections(text, chunks)
     if title is not None:
-        headers_follow_sections(text, chunks, title, max_tokens, page_fields(text) if metadata is None else metadata)
+        headers_follow_sections(text, chunks, title, max_tokens, page_fields(text) if metadata is None else metadata,
+                                header_of)
 
 
 HEADER_FIELDS = ("applies_to",)  # rag7's: the front-matter fields a header carries when the caller gives none
@@ -305,13 +356,6 @@ def page_fields(text: str) -> dict:
     return {key: found[key] for key in HEADER_FIELDS if key in found}
 
 
-def full_header(title: str, section, metadata: dict) -> str:
-    """rag7's header as its docstring states it: title › headings (key value; ...), empty parts left out."""
-    path = " › ".join(part for part in (title, *section) if part)
-    fields = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in metadata.items() if value)
-    return f"{path} ({fields})" if fields else path
-
-
 def shorter_headers(full: str) -> list:
     """The shorter headers rag7 tries, in order, when `full` is over its room (its docstring's rule):
     the first part, "…", then the nearest parts (the fields staying with the last), fewer and fewer;
@@ -322,14 +366,16 @@ def shorter_headers(full: str) -> list:
     return shorter + [" › ".join([*parts[:-1][:1], *between, re.sub(r" \([^()]*\)$", "", parts[-1])])]
 
 
-def headers_follow_sections(text: str, chunks, title: str, max_tokens: int, metadata: dict) -> None:
-    """Each header is the one the chunk's heading path makes (full_header, its fields from
+def headers_follow_sections(text: str, chunks, title: str, max_tokens: int, metadata: dict, header_of) -> None:
+    """Each header is the one the chunk's heading path makes (header_of, its fields from
     `metadata`) where that fits its room (its line break counted); else the first of
     shorter_headers that fits; else a start of the last one ending in '…', or none. The room is
     half of max_tokens, less if the text's widest uncut piece (min_budget) needs more of it."""
     room = min(max_tokens // 2, max_tokens - min(max_tokens, min_budget(text)))
+    made = {}  # section -> its full header: asked once a section (the lab's make_header is a call to its worker)
     for chunk in chunks:
-        full = full_header(title, chunk.section, metadata)
+        section = tuple(chunk.section)
+        full = made[section] = made[section] if section in made else header_of(title, section, metadata)
         candidates = [full, *shorter_headers(full)] if count_tokens(full + "\n") > room else [full]
         fitting = next((header for header in candidates if count_tokens(header + "\n") <= room), None)
         if fitting is not None:
@@ -364,67 +410,9 @@ def hidden_seed(test):
     return seeded
 
 
-# ---- rag8's paired bootstrap, judged by the bootstrap distribution itself -----------
-
-# An endpoint drawn from `resamples` resamples sits at a quantile of the true bootstrap
-# distribution that strays from the one asked for by about sqrt(q (1 - q) / resamples): a
-# band of BAND_ERRORS such errors each side passes every correct implementation, whatever its
-# generator, seed or quantile rule, but for once in millions of calls.
-BAND_ERRORS = 5
-
-
-class Distribution(NamedTuple):
-    """A distribution of resample means: its values, sorted, and P(mean <= value) for each."""
-
-    values: list
-    cumulative: list
-
-
-def exact_bootstrap(differences) -> Distribution:
-    """The exact bootstrap distribution of the mean of `differences`: every resample of n draws
-    with replacement from the n of them, counted by how many of the n ** n index sequences give
-    it (the multinomial count of each distinct value), in exact fractions. Small n only: it
-    enumerates the counts of the distinct values."""
-    n = len(differences)
-    tally = Counter(Fraction(value) for value in differences)
-    values, weights = list(tally), list(tally.values())
-    ways = defaultdict(int)  # a mean -> the index sequences giving it
-
-    def spread(j: int, left: int, total: Fraction, count: int) -> None:
-        if j == len(values) - 1:  # the last value takes the draws left
-            ways[(total + left * values[j]) / n] += count * weights[j] ** left
-            return
-        for drawn in range(left + 1):
-            spread(j + 1, left - drawn, total + drawn * values[j],
-                   count * math.comb(left, drawn) * weights[j] ** drawn)
-
-    spread(0, n, Fraction(0), 1)
-    means, running, cumulative = sorted(ways), 0, []
-    for mean in means:
-        running += ways[mean]
-        cumulative.append(Fraction(running, n ** n))
-    return Distribution(means, cumulative)
-
-
-def sampled_distribution(means) -> Distribution:
-    """The distribution of a reference's own resample means (scipy's), each of equal weight."""
-    values = sorted(float(mean) for mean in means)
-    return Distribution(values, [(number + 1) / len(values) for number in range(len(values))])
-
-
-def quantile(distribution: Distribution, p) -> float:
-    """The least value whose cumulative probability reaches p (the first value for p <= 0)."""
-    position = bisect.bisect_left(distribution.cumulative, p) if p > 0 else 0
-    return distribution.values[min(position, len(distribution.values) - 1)]
-
-
-def quantile_band(distribution: Distribution, q: float, resamples: int, reference_resamples: int = 0) -> tuple:
-    """(least, most) a percentile endpoint drawn from `resamples` resamples may be: the
-    distribution's quantiles BAND_ERRORS Monte Carlo errors either side of q (the reference's
-    own error added when it is sampled too), and two ranks more for the rules of sample quantiles."""
-    variance = q * (1 - q) * (1 / resamples + (1 / reference_resamples if reference_resamples else 0))
-    spread = BAND_ERRORS * math.sqrt(variance) + 2 / resamples
-    return float(quantile(distribution, q - spread)), float(quantile(distribution, q + spread))
+# ---- rag8's paired bootstrap, judged against bands the grader computed -------------
+# The exact bootstrap distribution that makes those bands is the grader's (tools/grading/oracles.py):
+# enumerated, it is an answer to paired_bootstrap, so no file a student gets holds it.
 
 
 def interval_fields(result) -> tuple:
@@ -435,24 +423,26 @@ def interval_fields(result) -> tuple:
         raise AssertionError(f"returned {short(result)}, not an Interval(estimate, low, high, level)") from None
 
 
-def expect_bootstrap(result, a, b, level: float, resamples: int, distribution=None,
-                     reference_resamples: int = 0) -> None:
-    """paired_bootstrap(a, b, resamples=resamples, level=level)'s Interval, judged as its docstring
-    says: the estimate is mean(b - a); low and high lie at the (1 - level) / 2 and (1 + level) / 2
-    quantiles of the paired bootstrap distribution of that mean (exact, unless `distribution` is
-    a reference's own sample of `reference_resamples`), within quantile_band."""
-    estimate, low, high, got_level = interval_fields(result)
-    differences = [Fraction(y) - Fraction(x) for x, y in zip(a, b)]
-    expected = float(sum(differences) / len(differences))
+class Band(NamedTuple):
+    """Where one end of a percentile interval may lie, drawn from so many resamples: the least and
+    the most it may be (the exact distribution's quantiles a few Monte Carlo errors either side)."""
+
+    least: float
+    most: float
+
+
+def expect_interval_in(result, a, b, level: float, low: Band, high: Band) -> None:
+    """paired_bootstrap's Interval: the estimate is mean(b - a), the level the one asked for, and
+    each end inside the band the grader computed for it."""
+    estimate, got_low, got_high, got_level = interval_fields(result)
+    expected = float(sum(Fraction(y) - Fraction(x) for x, y in zip(a, b)) / len(a))
     assert math.isclose(estimate, expected, abs_tol=1e-9), (
         f"returned estimate {estimate!r}, expected the mean of b - a, {expected!r}")
     assert got_level == level, f"returned level {got_level!r}, expected the level asked for, {level!r}"
-    distribution = distribution or exact_bootstrap(differences)
-    for name, got, q in (("low", low, (1 - level) / 2), ("high", high, (1 + level) / 2)):
-        least, most = quantile_band(distribution, q, resamples, reference_resamples)
-        assert least - 1e-9 <= got <= most + 1e-9, (
+    for name, got, band, q in (("low", got_low, low, (1 - level) / 2), ("high", got_high, high, (1 + level) / 2)):
+        assert band.least - 1e-9 <= got <= band.most + 1e-9, (
             f"returned {name} {got:.4f}; at level {level:g} the {100 * q:g}% quantile of the paired bootstrap "
-            f"distribution, with {resamples} resamples, lies in [{least:.4f}, {most:.4f}]")
+            f"distribution lies in [{band.least:.4f}, {band.most:.4f}]")
 
 
 # ---- rag4's windows, exactly as the lab defines them -------------------------
@@ -713,29 +703,7 @@ def next_clean_cut(text: str, position: int, limit: int) -> int:
     return position
 
 
-# ---- rag9's cuts, computed here from the method's definition ---------------------
-
-
-def sentence_spans_of(text: str) -> list:
-    """The sentences of a text whose only periods end them: each up to its period, the space
-    after it starting the next, as rag9 splits them."""
-    ends = [match.end() for match in re.finditer(r"\.", text)][:-1]
-    return list(zip([0, *ends], [*ends, len(text)]))
-
-
-def breakpoint_starts(text: str, window: int = 1, percentile: float = 90) -> list:
-    """Where rag9's "breakpoints" method cuts `text` (sentence_spans_of), with the hash embedder:
-    each sentence embedded with `window` neighbours a side, cut before a sentence whose distance
-    (1 - cosine) from the one before is above the `percentile` of all. A distance within rounding of
-    the percentile (equal distances, summed in another order) may fall either side in correct code,
-    so it is no cut the grader asks for."""
-    spans = sentence_spans_of(text)
-    last = len(spans) - 1
-    windows = [text[spans[max(i - window, 0)][0]:spans[min(i + window, last)][1]] for i in range(len(spans))]
-    vectors = embed(windows, "hash")
-    distances = [1.0 - float(vectors[i] @ vectors[i + 1]) for i in range(last)]
-    threshold = np.percentile(distances, percentile)
-    return [spans[i + 1][0] for i, distance in enumerate(distances) if distance > threshold + 1e-9]
+# ---- rag9's cuts (where "breakpoints" cuts is the grader's: tools/grading/oracles.py) ---
 
 
 def cut_at(chunks, positions) -> None:
@@ -746,39 +714,8 @@ def cut_at(chunks, positions) -> None:
                          f"they start at {sorted(starts)}")
 
 
-# ---- rag11's terms, BM25 and fusion, as the lab's docstrings state them -----------
-
-
-def lucene(tf, df, n, length, mean, k1=1.2, b=0.75):
-    """Lucene's BM25 weight, as the lab's docstring states it."""
-    return math.log(1 + (n - df + 0.5) / (df + 0.5)) * tf / (tf + k1 * (1 - b + b * length / mean))
-
-
-def terms_by_scanning(text):
-    """search_terms as its docstring says it, one character at a time."""
-    terms, i = [], 0
-    while i < len(text):
-        if not text[i].isalnum():
-            i += 1
-            continue
-        parts, start, end = [], i, i
-        while True:
-            stop = end
-            while stop < len(text) and text[stop].isalnum():
-                stop += 1
-            parts.append(text[end:stop])
-            joiners = stop
-            while joiners < len(text) and text[joiners] in "._-":
-                joiners += 1
-            if joiners == stop or joiners == len(text) or not text[joiners].isalnum():
-                end = stop
-                break
-            end = joiners
-        if len(parts) > 1:
-            terms.append(text[start:end].lower())
-        terms += [part.lower() for part in parts]
-        i = end
-    return terms
+# ---- rag11's BM25, against bm25s (the terms, weights and fusion the docstrings state are the
+# grader's: tools/grading/oracles.py) ----------------------------------------------
 
 
 def bm25s_weights(corpus, k1, b):
@@ -799,14 +736,6 @@ def bm25s_weights(corpus, k1, b):
     return weights
 
 
-def lab_weights(rag11, corpus, k1, b):
-    """{(term, row): the lab's bm25_weight}, with the counts made here."""
-    df = Counter(term for document in corpus for term in set(document))
-    mean = sum(map(len, corpus)) / len(corpus)
-    return {(term, row): rag11.bm25_weight(tf, df[term], len(corpus), len(document), mean, k1, b)
-            for row, document in enumerate(corpus) for term, tf in Counter(document).items()}
-
-
 def same_weights(got, expected):
     assert sorted(got) == sorted(expected), f"weighed {sorted(got)[:4]}…, expected {sorted(expected)[:4]}…"
     for key, weight in expected.items():
@@ -820,18 +749,6 @@ def postings(value):
     return {term: [tuple(pair) for pair in pairs] for term, pairs in value.items()}
 
 
-def expected_postings(rag11, corpus, k1=1.2, b=0.75):
-    """The index as the docstring says, each weight the lab's own bm25_weight of the counts made here."""
-    df = Counter(term for document in corpus for term in set(document))
-    mean = sum(map(len, corpus)) / len(corpus) if corpus else 0
-    result = {}
-    for row, document in enumerate(corpus):
-        for term, tf in Counter(document).items():
-            weight = rag11.bm25_weight(tf, df[term], len(corpus), len(document), mean, k1, b)
-            result.setdefault(term, []).append((row, weight))
-    return result
-
-
 def same_postings(got, expected):
     assert sorted(got) == sorted(expected), f"returned the terms {sorted(got)[:6]}, expected {sorted(expected)[:6]}"
     for term, pairs in expected.items():
@@ -842,29 +759,3 @@ def same_postings(got, expected):
                 f"{term!r} in row {row} weighs {weight}, expected bm25_weight of its counts: {want}")
 
 
-def fused_scores(rankings, k):
-    """{item: its RRF score}, exact (fractions), in the order the items are first met."""
-    scores = {}
-    for ranking in rankings:
-        for rank, item in enumerate(ranking, 1):
-            scores[item] = scores.get(item, 0) + Fraction(1, k + rank)
-    return scores
-
-
-def check_fused(fused, rankings, k):
-    """Each item once, scores never rising, exact ties in the order first met: the sums compared
-    exactly, as the lab's docstring says, so no tie is left to rounding."""
-    scores = fused_scores(rankings, k)
-    assert sorted(map(repr, fused)) == sorted(map(repr, scores)), (
-        f"returned {short(fused)}, not each item of the rankings once")
-    met = {item: number for number, item in enumerate(scores)}
-    for before, after in zip(fused, fused[1:]):
-        assert scores[before] >= scores[after], (
-            f"{before!r} ({float(scores[before]):.6f}) comes before {after!r} ({float(scores[after]):.6f})")
-        if scores[before] == scores[after]:
-            assert met[before] < met[after], f"{before!r} and {after!r} tie; {after!r} was met first"
-
-
-def scaled(scores):
-    low, high = min(scores), max(scores)
-    return [(score - low) / (high - low) if high > low else 0.0 for score in scores]

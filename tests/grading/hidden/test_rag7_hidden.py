@@ -1,6 +1,7 @@
 """Hidden grading tests for lab rag7 (instructors only): inputs the public tests never show."""
 
 import grading_checks as check
+import oracles
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -37,7 +38,7 @@ def test_make_header_hidden(rag7, title, section, metadata, expected):
 ])
 def test_header_chunks_hidden_crlf_page(rag7, max_tokens, spans):
     chunks = rag7.header_chunks(PAGE, "Ops manual", max_tokens)
-    check.markdown_basics(PAGE, chunks, max_tokens, "Ops manual")
+    check.markdown_basics(PAGE, chunks, max_tokens, "Ops manual", header_of=oracles.full_header)
     check.expect(check.spans(chunks), spans)
     check.expect([c.header for c in chunks], ["Ops manual › Backups"]
                  + ["Ops manual › Backups › Restore"] * (len(spans) - 1))
@@ -51,7 +52,7 @@ def test_header_chunks_hidden_crlf_page(rag7, max_tokens, spans):
 ])
 def test_header_chunks_hidden_metadata(rag7, metadata, fields):
     chunks = rag7.header_chunks(FRONT_MATTER, "Ops", 40, metadata=metadata)
-    check.markdown_basics(FRONT_MATTER, chunks, 40, "Ops", metadata)
+    check.markdown_basics(FRONT_MATTER, chunks, 40, "Ops", metadata, header_of=oracles.full_header)
     check.expect([c.header for c in chunks], ["Ops" + fields, "Ops › Backups" + fields])
 
 
@@ -63,7 +64,7 @@ def test_header_chunks_hidden_metadata(rag7, metadata, fields):
 ])
 def test_header_chunks_hidden_long_headers_are_shortened(rag7, text, title, max_tokens):
     chunks = rag7.header_chunks(text, title, max_tokens, min(16, max_tokens - 1))
-    check.markdown_basics(text, chunks, max_tokens, title)
+    check.markdown_basics(text, chunks, max_tokens, title, header_of=oracles.full_header)
 
 
 @pytest.mark.grades("header_chunks")
@@ -72,7 +73,7 @@ def test_header_chunks_hidden_long_headers_are_shortened(rag7, text, title, max_
 def test_header_chunks_hidden_property(rag7, text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens // 4))
     chunks = rag7.header_chunks(text, "Ops", max_tokens, overlap)
-    check.markdown_basics(text, chunks, max_tokens, "Ops")
+    check.markdown_basics(text, chunks, max_tokens, "Ops", header_of=oracles.full_header)
     check.nothing_protected_cut(text, chunks)
 
 

@@ -12,6 +12,7 @@ HITS overlap one another:
 """
 
 import grading_checks as check
+import oracles
 import numpy as np
 import pytest
 import scipy.stats
@@ -142,7 +143,7 @@ FORTY = ([1.0, 0.0, 0.5, 1.0, 0.0] * 8, [1.0, 0.5, 0.5, 1.0, 1.0] * 4 + [0.0, 0.
 def test_bootstrap_hidden(rag8, scores, level, resamples):
     a, b = scores
     result = rag8.paired_bootstrap(a, b, resamples=resamples, level=level, seed=2024)
-    check.expect_bootstrap(result, a, b, level, resamples)
+    oracles.expect_bootstrap(result, a, b, level, resamples)
 
 
 @pytest.mark.grades("paired_bootstrap")
@@ -174,7 +175,7 @@ def test_bootstrap_hidden_exact_property(rag8, pairs, level, resamples, seed):
     """Few questions: the endpoints against the exact bootstrap distribution, and the same again."""
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
     result = rag8.paired_bootstrap(a, b, resamples=resamples, level=level, seed=seed)
-    check.expect_bootstrap(result, a, b, level, resamples)
+    oracles.expect_bootstrap(result, a, b, level, resamples)
     again = rag8.paired_bootstrap(a, b, resamples=resamples, level=level, seed=seed)
     assert check.interval_fields(again) == check.interval_fields(result), (
         f"returned {result}, then {again} for the same call: draw from a generator seeded with seed")
@@ -188,7 +189,7 @@ def scipy_distribution(a, b, level, seed):
     result = scipy.stats.bootstrap((np.array(a), np.array(b)), lambda x, y, axis: np.mean(y - x, axis=axis),
                                    paired=True, vectorized=True, method="percentile", confidence_level=level,
                                    n_resamples=REFERENCE_RESAMPLES, rng=np.random.default_rng(seed))
-    return check.sampled_distribution(result.bootstrap_distribution)
+    return oracles.sampled_distribution(result.bootstrap_distribution)
 
 
 @st.composite
@@ -211,5 +212,5 @@ def test_bootstrap_hidden_against_scipy(rag8, scores, level, seed):
     a, b = scores
     resamples = 1000
     result = rag8.paired_bootstrap(a, b, resamples=resamples, level=level, seed=seed)
-    check.expect_bootstrap(result, a, b, level, resamples, scipy_distribution(a, b, level, seed),
+    oracles.expect_bootstrap(result, a, b, level, resamples, scipy_distribution(a, b, level, seed),
                            REFERENCE_RESAMPLES)

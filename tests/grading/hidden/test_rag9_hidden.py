@@ -3,6 +3,7 @@
 import itertools
 
 import grading_checks as check
+import oracles
 import numpy as np
 import pytest
 from hypothesis import given
@@ -92,7 +93,7 @@ def test_semantic_chunks_hidden_cut_where_the_method_says(rag9, method, max_toke
     text = f"{SATELLITES} {BACKUPS}"
     chunks = rag9.semantic_chunks(text, max_tokens, method, embedder="hash")
     check.chunker_basics(text, chunks, max_tokens)
-    check.cut_at(chunks, check.breakpoint_starts(text) if method == "breakpoints" else [len(SATELLITES)])
+    check.cut_at(chunks, oracles.breakpoint_starts(text) if method == "breakpoints" else [len(SATELLITES)])
 
 
 @pytest.mark.grades("semantic_chunks")
@@ -108,7 +109,21 @@ def test_semantic_chunks_hidden_property(rag9, topics, max_tokens, method):
     chunks = rag9.semantic_chunks(text, max_tokens, method, embedder="hash")
     check.chunker_basics(text, chunks, max_tokens)
     if method == "breakpoints":
-        check.cut_at(chunks, check.breakpoint_starts(text))
+        check.cut_at(chunks, oracles.breakpoint_starts(text))
+
+
+@pytest.mark.grades("semantic_chunks")
+@check.hidden_seed
+@given(topics=st.tuples(topic_sentences(["backups", "archives", "disk", "keys", "restore", "weekly"]),
+                        topic_sentences(["certificates", "expire", "renew", "days", "trust", "chains"])),
+       ending=st.sampled_from([ending for _, ending in check.ENDINGS]), crlf=st.booleans(),
+       max_tokens=st.integers(12, 80), method=st.sampled_from(["breakpoints", "global"]))
+def test_semantic_chunks_hidden_every_ending(rag9, topics, ending, crlf, max_tokens, method):
+    """Drawn sentences, the last one's full stop replaced by an ending of any kind: every character
+    is in a chunk, the last ones too."""
+    text = " ".join(topics).removesuffix(".") + ending
+    text = text.replace("\n", "\r\n") if crlf else text
+    check.chunker_basics(text, rag9.semantic_chunks(text, max_tokens, method, embedder="hash"), max_tokens)
 
 
 @st.composite
