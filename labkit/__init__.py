@@ -25,6 +25,9 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
 - compare.py   `chunking-labs compare DOCS --questions QUESTIONS`: rag8's harness on a
                learner's own documents; cli.py, the `chunking-labs` command that runs it
 - start.py     `chunking-labs start DIR`: a student's copy of the labs from the installed course
+- lessons/     one module a lab (lessons/rag4.py): what its lesson stands on and need not show, its
+               page and answer, what its demonstration prints, the checks it ends with;
+               lessons/dial.py, the report of a lab's one dial (recall with its interval a value)
 """
 
 from labkit.cases import (

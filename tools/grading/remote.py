@@ -187,7 +187,8 @@ def readable_for(config: dict) -> tuple:
     course = Path(config["course"])
     labkit = [path for path in sorted((course / "labkit").glob("*.py"))  # its source, never a cached .pyc
               if path.relative_to(course).as_posix() not in confine.HIDDEN_COURSE_FILES]
-    helper = [course / "academy_llm.py", *labkit, course / "datasets", course / "assets",
+    lessons = course / "labkit" / "lessons"  # a folder: its listing is read when the first lesson is imported
+    helper = [course / "academy_llm.py", *labkit, lessons, course / "datasets", course / "assets",
               course / "labs" / "hints"]  # the hints every student has: a lab loads its own
     code = [GRADING / name for name in WORKER_FILES]
     return tuple(map(str, [*helper, *code, *config["given"].values(), config["lab_dir"]]))
