@@ -62,6 +62,8 @@ def dial_report(setting: str, chunks_by_value: dict, k: int = 5) -> dict[object,
     if len(set(verdicts)) == 1 and verdicts[0] != NOT_SHOWN:
         found = (f"each step up the {setting} dial finds {verdicts[0]} answers whole in the top {k}, "
                  "every interval leaving 0 out")
+    elif set(verdicts) == {NOT_SHOWN}:
+        found = f"no step up the {setting} dial shows a difference in recall@{k}: every interval holds 0"
     else:
         found = (f"the steps up the {setting} dial find: "
                  + "; ".join(f"{low} -> {high} {verdict}" for (low, high), verdict in zip(steps, verdicts))
