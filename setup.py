@@ -20,7 +20,7 @@ from make_handout import COURSE_FILES, STUDENT_TESTS, course_files  # noqa: E402
 # What a lab, its hints, its final check and `chunking-labs compare` read: the handout's files but
 # the code the wheel installs as modules, then the reference labs and the benchmark's peers
 # (compare's default chunkers and its contenders). labkit/explorer.js goes in as the package's data (pyproject.toml).
-INSTALLED_AS_CODE = ("academy_llm.py", "labkit/*.py", "labkit/explorer.js", "pyproject.toml")
+INSTALLED_AS_CODE = ("academy_llm.py", "labkit/*.py", "labkit/lessons/*.py", "labkit/explorer.js", "pyproject.toml")
 COURSE_DATA = tuple(pattern for pattern in COURSE_FILES if pattern not in INSTALLED_AS_CODE) + STUDENT_TESTS + (
     "solutions/rag*-*.py",
     "benchmarks/chunkers.py",

@@ -15,6 +15,8 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
                       cache, the cost estimate and ACADEMY_MAX_COST (imports openai only to send)
 - token_index.py  rag5's given speed machinery: TokenIndex (one tokenization, counts of any
                slice) and LineSeam (a line-break seam found fast)
+- seams.py     rag5's given ground: SEAMS (coarsest first), packing_budget, next_clean_cut, and
+               exact_fitting (mend, fit_over_budget: the rare chunk over budget, mended exactly)
 - markdown.py  rag6's given Markdown reading: lines, front matter, the block scanner
                (run with the student's rules), regions, the tricky documents
 - public_tests.py  a lab's public grading tests, run in its own process as its last check
@@ -27,6 +29,9 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
 - compare.py   `chunking-labs compare DOCS --questions QUESTIONS`: rag8's harness on a
                learner's own documents; cli.py, the `chunking-labs` command that runs it
 - start.py     `chunking-labs start DIR`: a student's copy of the labs from the installed course
+- lessons/     one module a lab (lessons/rag4.py): what its lesson stands on and need not show, its
+               page and answer, what its demonstration prints, the checks it ends with;
+               lessons/dial.py, the report of a lab's one dial (recall with its interval a value)
 """
 
 from labkit.cases import (

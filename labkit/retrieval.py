@@ -65,8 +65,13 @@ class Recall:
 
 def recall_by_kind(chunker: Callable, k: int = 5, split: str = "test") -> Recall:
     """`chunker(text)`'s recall@k on each of the corpus's `split` questions (a Recall: per-question scores)."""
-    pages = corpus_pages()
-    chunks = [(page, chunk) for page, text in pages.items() for chunk in chunker(text)]
+    return recall_of_chunks({page: chunker(text) for page, text in corpus_pages().items()}, k, split)
+
+
+def recall_of_chunks(chunks_by_page: dict, k: int = 5, split: str = "test") -> Recall:
+    """The recall@k of chunks already cut ({doc_id: chunks of that page of the corpus}) on each of
+    the corpus's `split` questions (a Recall: per-question scores)."""
+    chunks = [(page, chunk) for page, page_chunks in chunks_by_page.items() for chunk in page_chunks]
     questions = corpus_questions(split)
     ranked = top_k_each(embed([q["question"] for q in questions]), embed([c.embedding_text for _, c in chunks]), k)
     scores, read = [], []

@@ -10,8 +10,12 @@ inside it: two binary searches, exact where both ends are clean cuts
 characters beyond the nearest clean cuts. LineSeam finds a seam of line
 breaks faster where the text has no carriage return.
 
-rag5 imports both (rag5.TokenIndex is what rag6, rag9 and rag10 use); the lab
-explains the idea in its section 1, and this file is the code.
+rag5 imports TokenIndex (rag5.TokenIndex is what rag6, rag9 and rag10 use) and
+names it in one sentence; labkit/seams.py builds rag5's seams with LineSeam. Why
+counts read from one tokenization add up: in "Hello world", count_tokens("Hello")
++ count_tokens(" world") is 2, as in the whole, since the cut falls where the
+tokenizer itself separates two pieces (a clean cut); cut after the space instead
+and "Hello " + "world" is 3.
 """
 
 import functools

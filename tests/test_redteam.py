@@ -66,7 +66,7 @@ HIDDEN_LITERALS = (
     "wide text here", "Keys rotate yearly", "Ports: 7400, 7401", "Field guide", "Restore › keys", "Keys rotate!",
 )
 PUBLIC_FILES = ("tests/grading/test_*.py", "tests/*.py", "labs/*.py", "solutions/*.py", "tools/grading/*.py",
-                "academy_llm.py", "labkit/*.py", "docs/*.md", "README.md")
+                "academy_llm.py", "labkit/*.py", "labkit/lessons/*.py", "docs/*.md", "README.md")
 
 pytestmark = [
     pytest.mark.heavy,

@@ -64,6 +64,7 @@ STUDENT_TESTS = (
 COURSE_FILES = (
     "academy_llm.py",
     "labkit/*.py",
+    "labkit/lessons/*.py",  # what a lab's lesson stands on: its report, its dial, its checks
     "labkit/explorer.js",  # the chunk explorer's front end, drawn in rag4-rag7's notebooks
     "pyproject.toml",
     "labs/rag*-*.py",

@@ -186,7 +186,8 @@ def readable_for(config: dict) -> tuple:
     """What a worker reads: the course's helper, its own code, the labs it is given, the student's folder."""
     course = Path(config["course"])
     labkit = sorted((course / "labkit").glob("*.py"))  # its source, never a cached .pyc; none answers a TODO
-    helper = [course / "academy_llm.py", *labkit, course / "datasets", course / "assets",
+    lessons = course / "labkit" / "lessons"  # a folder: its listing is read when the first lesson is imported
+    helper = [course / "academy_llm.py", *labkit, lessons, course / "datasets", course / "assets",
               course / "labs" / "hints"]  # the hints every student has: a lab loads its own
     code = [GRADING / name for name in WORKER_FILES]
     return tuple(map(str, [*helper, *code, *config["given"].values(), config["lab_dir"]]))
