@@ -56,7 +56,7 @@ def wordllama_vectors(texts: list[str]) -> np.ndarray:
     """
     weights = wordllama_model().embedding
     lines = [[LINE_START + line if n == 0 else line for n, line in enumerate(text.split("\n"))] for text in texts]
-    if len(_line_sums) > 500_000:  # a bound on memory for very long runs
+    if len(_line_sums) > MAX_LINES:  # a bound on memory for very long runs
         _line_sums.clear()
     missing = list(dict.fromkeys(line for text_lines in lines for line in text_lines if line not in _line_sums))
     encodings = wordllama_model().tokenizer.encode_batch_fast(missing, add_special_tokens=False)
@@ -74,3 +74,4 @@ def wordllama_vectors(texts: list[str]) -> np.ndarray:
 
 LINE_START = "\u2581"  # what wordllama's tokenizer puts before a text ("▁")
 _line_sums: dict[str, tuple[np.ndarray, int]] = {}  # a line -> (sum of its token vectors, its token count)
+MAX_LINES = 100_000  # lines remembered at most, about 1.3 KB each: 130 MB, the lines of a 5 MB corpus

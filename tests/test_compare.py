@@ -399,3 +399,34 @@ def test_a_cache_it_cannot_read_is_set_aside_in_one_line_and_the_run_goes_on(kin
     assert said.endswith("a new one is started") and len(aside) == 1 and aside[0] in said
     assert compare.EmbeddingCache(tmp_path, "hash").vectors(texts).shape == (2, 1024)  # and kept from then on
     assert capsys.readouterr().err == ""
+
+
+def test_the_progress_bar_counts_characters_and_says_the_time_left(monkeypatch):
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    now = [0.0]
+    monkeypatch.setattr(compare.time, "perf_counter", lambda: now[0])
+    stream = Terminal()
+    bar = compare.Progress("chunking and embedding", 4_000_000, "characters", stream)
+    now[0] = 10.0
+    bar.advance(1_000_000)  # a quarter in 10 s: 30 s left
+    assert "1.00 M/4.00 M characters, 30 s left" in stream.getvalue()
+    now[0] = 20.0
+    bar.close()
+    assert stream.getvalue().endswith("4.00 M/4.00 M characters in 20.0 s\n")
+
+
+def test_a_paid_embedder_says_what_the_run_may_cost_before_it_starts(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("ACADEMY_OPENAI_MODEL", raising=False)
+    monkeypatch.delenv("ACADEMY_OPENAI_PRICE", raising=False)
+    settings = compare.Settings(tmp_path, None, tmp_path, 1000, (256,), (0,), "t", "openai", tmp_path, tmp_path, None)
+    method = compare.Method("m", chunk=lambda text, size, overlap: [])
+    compare._announce(settings, {"a.md": "x" * 4_000_000}, [(method, 256, 0)])
+    printed = capsys.readouterr().out
+    assert "1 chunkings of 4.00 M characters" in printed
+    assert "openai: about 1.0 M tokens to embed, at most about $0.02 at text-embedding-3-small's price" in printed
