@@ -59,7 +59,7 @@ SIZE = 256  # the chunk size of the table, rag8's
 SIZES = (128, 256, 512)  # chunk sizes of the table and the plot
 OVERLAPS = ("1/8",)  # rag8's overlap: an eighth of the size
 EMBED_BATCH = 256  # texts embedded at a time, so the progress bar moves
-QUESTION_BLOCK = 32  # questions ranked at a time against every chunk
+QUESTION_BLOCK = 16  # questions ranked at a time against every chunk or unit
 MEANINGFUL = 0.05  # the smallest difference in recall worth the questions to show it
 
 
@@ -545,8 +545,13 @@ def score_spans(spans: Spans, names: list, questions: list, question_vectors, bu
 
 
 def score_retriever(method: Method, texts: dict, questions: list, budget: int, rag8) -> Scored:
-    """A retriever's own spans within the budget, scored by rag8's recall as a chunker's are."""
-    found = method.search(texts, [question.question for question in questions], budget)
+    """A retriever's own spans within the budget, scored by rag8's recall as a chunker's are.
+
+    The questions go a block at a time: a retriever keeps a score per unit for each question
+    it is asked at once, which on a big corpus outweighs its index."""
+    asked = [question.question for question in questions]
+    found = [spans for first in range(0, len(asked), QUESTION_BLOCK)
+             for spans in method.search(texts, asked[first:first + QUESTION_BLOCK], budget)]
     recall = [rag8.recall_at_k(spans, [_gold(question)], len(spans)) if spans else 0.0
               for question, spans in zip(questions, found)]
     tokens = [sum(count_tokens(texts[doc][start:end]) for doc, start, end in spans) for spans in found]
