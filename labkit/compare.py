@@ -766,9 +766,10 @@ def write_csv(path: Path, headers, rows) -> None:
         writer.writerows(rows)
 
 
-def save_plot(path: Path, table: Table, budget: int, embedder: str) -> None:
-    """Recall within the budget against chunk size, with its intervals: a line per chunker and overlap,
-    a dashed line and its band per retriever; the legend beside the plot, where it covers no line."""
+def save_plot(path: Path, table: Table, budget: int, embedder: str, overlaps: tuple = (0,)) -> None:
+    """Recall within the budget against chunk size, with its intervals: a line per chunker and overlap
+    asked (an eighth is 16 tokens at 128, 32 at 256), a dashed line and its band per retriever; the
+    legend beside the plot, where it covers no line."""
     from matplotlib.figure import Figure
 
     from labkit.plots import figure_png
@@ -777,14 +778,16 @@ def save_plot(path: Path, table: Table, budget: int, embedder: str) -> None:
     axes = figure.subplots()
     lines = {}
     for row in table.chunkers:
-        lines.setdefault((row.method, row.overlap), []).append(row)
-    shown_overlap = len({overlap for _, overlap in lines if overlap}) > 1
+        asked = next((spec for spec in overlaps if overlap_tokens(spec, row.size) == row.overlap), row.overlap)
+        lines.setdefault((row.method, str(asked)), []).append(row)
+    shown_overlap = len(overlaps) > 1
     for number, ((name, overlap), points) in enumerate(lines.items()):
         points.sort(key=lambda row: row.size)
         estimates = np.array([row.recall.estimate for row in points])
         errors = [estimates - [row.recall.low for row in points], [row.recall.high for row in points] - estimates]
-        axes.errorbar([row.size * (1 + 0.02 * (number - len(lines) / 2)) for row in points], estimates, yerr=errors,
-                      marker="o", capsize=3, label=name + (f", overlap {overlap}" if shown_overlap else ""))
+        shift = 1 + 0.06 * (number / max(len(lines) - 1, 1) - 0.5)  # side by side, so no bar hides another
+        axes.errorbar([row.size * shift for row in points], estimates, yerr=errors, marker="os^Dv"[number // 10 % 5],
+                      capsize=3, label=name + (f", overlap {overlap}" if shown_overlap else ""))
     for number, row in enumerate(table.retrievers):
         color = f"C{(len(lines) + number) % 10}"
         axes.axhline(row.recall.estimate, linestyle="--", color=color, label=f"{row.method} (sizes of its own)")
@@ -1176,7 +1179,7 @@ def write_outputs(settings: Settings, table: Table, advice: str, questions: list
     write_csv(out / "compare.csv", HEADERS, [_cells(row, kind) for _, kind, rows in _sections(table) for row in rows])
     (out / "compare.md").write_text(markdown_table(table, settings.budget) + f"\n{advice}\n", encoding="utf-8")
     write_csv(out / "per-question.csv", *per_question(questions, scored, texts))
-    save_plot(out / "recall-vs-size.png", table, settings.budget, settings.embedder)
+    save_plot(out / "recall-vs-size.png", table, settings.budget, settings.embedder, settings.overlaps)
     print(f"Written: {out / 'compare.csv'}, {out / 'compare.md'}, {out / 'per-question.csv'}, "
           f"{out / 'recall-vs-size.png'}")
 
