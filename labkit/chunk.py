@@ -24,7 +24,6 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-from academy_llm import check_exact_slices
 from labkit import compare
 
 
@@ -99,9 +98,10 @@ def chunker(settings: Settings) -> compare.Method:
     return found[0]
 
 
-def record(doc: str, chunk) -> dict:
-    """A chunk as one line of the output: where it is, its exact text, its headings and its size."""
-    line = {"doc": doc, "start": chunk.start, "end": chunk.end, "text": chunk.text,
+def record(doc: str, offset: int, chunk) -> dict:
+    """A chunk as one line of the output: where it is (`offset`: where its part starts, see
+    compare.parts), its exact text, its headings and its size."""
+    line = {"doc": doc, "start": offset + chunk.start, "end": offset + chunk.end, "text": chunk.text,
             "heading_path": list(chunk.section), "tokens": chunk.n_tokens}
     if chunk.header:
         line["header"] = chunk.header
@@ -124,14 +124,13 @@ def run(settings: Settings) -> int:
     with open(partial, "w", encoding="utf-8") as file:
         for name, text in documents.texts.items():
             try:
-                chunks = method.chunk(text, settings.size, overlap)
-                check_exact_slices(text, chunks)
-            except Exception as error:
+                for offset, piece in compare.chunks_of(method, name, text, settings.size, overlap):
+                    file.write(json.dumps(record(name, offset, piece), ensure_ascii=False) + "\n")
+                    count += 1
+            except ValueError as error:
+                file.close()
                 partial.unlink()
-                raise SystemExit(f"chunk: {method.name} fails on {name}: {compare._one_line(error)}") from None
-            for piece in chunks:
-                file.write(json.dumps(record(name, piece), ensure_ascii=False) + "\n")
-            count += len(chunks)
+                raise SystemExit(f"chunk: {method.name} fails {error}") from None
     os.replace(partial, settings.out)
     print(f"{count:,} chunks of {len(documents.texts)} documents by {method.name} at {settings.size} tokens, overlap "
           f"{overlap}: written to {settings.out}")

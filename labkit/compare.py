@@ -60,6 +60,7 @@ SIZES = (128, 256, 512)  # chunk sizes of the table and the plot
 OVERLAPS = ("1/8",)  # rag8's overlap: an eighth of the size
 EMBED_BATCH = 256  # texts embedded at a time, so the progress bar moves
 QUESTION_BLOCK = 16  # questions ranked at a time against every chunk or unit
+PART_CHARACTERS = 1_000_000  # a document longer than this is chunked a part at a time (see parts)
 MEANINGFUL = 0.05  # the smallest difference in recall worth the questions to show it
 
 
@@ -475,13 +476,56 @@ def default_cache() -> Path:
 # --------------------------------------------------------------------------
 
 
+def parts(text: str, limit: int | None = None) -> list:
+    """[(offset, part)]: a document over `limit` characters cut before top-level headings (a line
+    "# ..." after a blank line, outside a code fence), each part at most `limit` where the headings allow.
+
+    A chunker holds a document's tokens, offsets and chunks at once: on a 30 MB file that is
+    gigabytes. A top-level heading starts a new section for every chunker that reads headings (its
+    heading path starts again there), so cutting before one changes no such chunk; a window that
+    would have spanned the cut ends at it. Memory then grows with the largest part.
+    """
+    limit = limit or PART_CHARACTERS
+    if len(text) <= limit:
+        return [(0, text)]
+    cuts, fence, offset, blank = [], None, 0, True
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip()
+        marker = stripped[:3]
+        if marker in ("```", "~~~") and (fence is None or marker == fence):
+            fence = None if fence else marker
+        elif fence is None and blank and line.startswith("# ") and offset:
+            cuts.append(offset)
+        blank, offset = not line.strip(), offset + len(line)
+    pieces, start = [], 0
+    for previous, cut in zip([0] + cuts, cuts + [len(text)]):
+        if cut - start > limit and previous > start:
+            pieces.append(start)
+            start = previous
+    starts = pieces + [start]
+    return [(first, text[first:end]) for first, end in zip(starts, starts[1:] + [len(text)])]
+
+
+def chunks_of(method: Method, name: str, text: str, size: int, overlap: int):
+    """(offset, chunk) for each chunk of a document, part by part (see parts), each checked to be the
+    slice it claims: chunk.start + offset is its start in the document. A ValueError naming the document."""
+    for offset, part in parts(text):
+        try:
+            found = method.chunk(part, size, overlap)
+            check_exact_slices(part, found)
+        except Exception as error:
+            raise ValueError(f"on {name} at {size} tokens: {_one_line(error)}") from error
+        for chunk in found:
+            yield offset, chunk
+
+
 class Spans(NamedTuple):
     """One chunking of every document, kept small: a row per chunk (document number, start, end, tokens)
     and its unit vector; the chunks' texts are not kept."""
 
     rows: np.ndarray  # int64, (chunks, 4)
     vectors: np.ndarray  # float32, (chunks, dimensions)
-    seconds: float  # the chunker's own time, embedding aside
+    seconds: float  # chunking and embedding
 
 
 class Scored(NamedTuple):
@@ -501,29 +545,22 @@ class Scored(NamedTuple):
 
 
 def chunk_and_embed(method: Method, texts: dict, size: int, overlap: int, cache, progress: Progress) -> Spans:
-    """Chunk document after document, embedding as it goes: memory holds one document's chunks, never
-    the texts of a whole corpus's. A ValueError (with the document) if the chunker fails or gives a
-    chunk that is not the slice it claims: a comparison must rest on true offsets."""
-    rows, vectors, pending, seconds = [], [], [], 0.0
+    """Chunk document after document, embedding as it goes: memory holds one part's chunks (see parts),
+    never the texts of a whole corpus's. A ValueError (with the document) if the chunker fails or gives
+    a chunk that is not the slice it claims: a comparison must rest on true offsets."""
+    rows, vectors, pending, began = [], [], [], time.perf_counter()
     for number, (name, text) in enumerate(texts.items()):
-        began = time.perf_counter()
-        try:
-            found = method.chunk(text, size, overlap)
-            check_exact_slices(text, found)
-        except Exception as error:
-            raise ValueError(f"on {name} at {size} tokens: {_one_line(error)}") from error
-        seconds += time.perf_counter() - began
-        rows += [(number, chunk.start, chunk.end, chunk.n_tokens) for chunk in found]
-        pending += [chunk.embedding_text for chunk in found]
-        del found
-        while len(pending) >= EMBED_BATCH:
-            vectors.append(cache.vectors(pending[:EMBED_BATCH]))
-            del pending[:EMBED_BATCH]
+        for offset, chunk in chunks_of(method, name, text, size, overlap):
+            rows.append((number, offset + chunk.start, offset + chunk.end, chunk.n_tokens))
+            pending.append(chunk.embedding_text)
+            if len(pending) == EMBED_BATCH:
+                vectors.append(cache.vectors(pending))
+                pending = []
         progress.advance(len(text))
     if pending:
         vectors.append(cache.vectors(pending))
     matrix = np.concatenate(vectors) if vectors else np.zeros((0, 1), dtype=np.float32)
-    return Spans(np.array(rows, dtype=np.int64).reshape(-1, 4), matrix, seconds)
+    return Spans(np.array(rows, dtype=np.int64).reshape(-1, 4), matrix, time.perf_counter() - began)
 
 
 def score_spans(spans: Spans, names: list, questions: list, question_vectors, budget: int, rag8) -> tuple:
@@ -550,8 +587,14 @@ def score_retriever(method: Method, texts: dict, questions: list, budget: int, r
     The questions go a block at a time: a retriever keeps a score per unit for each question
     it is asked at once, which on a big corpus outweighs its index."""
     asked = [question.question for question in questions]
-    found = [spans for first in range(0, len(asked), QUESTION_BLOCK)
-             for spans in method.search(texts, asked[first:first + QUESTION_BLOCK], budget)]
+    pages, place = {}, {}  # a big document's parts are pages of their own (see parts), placed back after
+    for name, text in texts.items():
+        for number, (offset, part) in enumerate(parts(text)):
+            page = name if offset == 0 else f"{name}#{number}"
+            pages[page], place[page] = part, (name, offset)
+    found = [[(place[page][0], place[page][1] + start, place[page][1] + end) for page, start, end in spans]
+             for first in range(0, len(asked), QUESTION_BLOCK)
+             for spans in method.search(pages, asked[first:first + QUESTION_BLOCK], budget)]
     recall = [rag8.recall_at_k(spans, [_gold(question)], len(spans)) if spans else 0.0
               for question, spans in zip(questions, found)]
     tokens = [sum(count_tokens(texts[doc][start:end]) for doc, start, end in spans) for spans in found]
@@ -1082,12 +1125,7 @@ def _chunk_counts(method: Method, texts: dict, size: int, overlap: int, progress
     """([tokens of each chunk], seconds) of one chunker at one setting; a ValueError naming the document."""
     counts, began = [], time.perf_counter()
     for name, text in texts.items():
-        try:
-            found = method.chunk(text, size, overlap)
-            check_exact_slices(text, found)
-        except Exception as error:
-            raise ValueError(f"on {name} at {size} tokens: {_one_line(error)}") from error
-        counts += [chunk.n_tokens for chunk in found]
+        counts += [chunk.n_tokens for _, chunk in chunks_of(method, name, text, size, overlap)]
         progress.advance(len(text))
     return counts, time.perf_counter() - began
 

@@ -430,3 +430,44 @@ def test_a_paid_embedder_says_what_the_run_may_cost_before_it_starts(tmp_path, c
     printed = capsys.readouterr().out
     assert "1 chunkings of 4.00 M characters" in printed
     assert "openai: about 1.0 M tokens to embed, at most about $0.02 at text-embedding-3-small's price" in printed
+
+
+SECTION = "# Part {n}\n\nBackups of part {n} run at {n} o'clock.\n\n```bash\n# not a heading {n}\necho {n}\n```\n\n"
+
+
+def test_a_big_document_is_cut_before_top_level_headings_only():
+    text = "---\ntitle: Big\n---\n\n" + "".join(SECTION.format(n=n) for n in range(40))
+    cut = compare.parts(text, 300)
+    assert len(cut) > 10 and "".join(part for _, part in cut) == text
+    for offset, part in cut:
+        assert text[offset:offset + len(part)] == part and len(part) <= 300
+        assert offset == 0 or part.startswith("# Part ")  # never inside a fence, at "# not a heading"
+    assert compare.parts(text, len(text)) == [(0, text)]
+    rag6 = compare.load_lab("rag6", compare.SOLUTIONS)
+    method = compare.Method("markdown (rag6)", chunk=rag6.markdown_chunks)
+    whole = [(chunk.start, chunk.end) for chunk in rag6.markdown_chunks(text, 64, 8)]
+    compare.PART_CHARACTERS, before = 300, compare.PART_CHARACTERS
+    try:
+        pieces = [(offset + chunk.start, offset + chunk.end, chunk.text)
+                  for offset, chunk in compare.chunks_of(method, "big.md", text, 64, 8)]
+    finally:
+        compare.PART_CHARACTERS = before
+    assert all(text[start:end] == piece for start, end, piece in pieces)
+    assert [(start, end) for start, end, _ in pieces] == whole  # rag6 starts again at a top-level heading anyway
+
+
+def test_a_big_documents_parts_are_placed_back_for_the_retrievers(tmp_path, capsys, monkeypatch, no_peers):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "big.md").write_text("".join(SECTION.format(n=n) for n in range(40)), encoding="utf-8")
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text('{"question": "When do backups of part 31 run?", "answer": "Backups of part 31 run at 31"}\n'
+                         '{"question": "What does part 7 echo?", "answer": "echo 7"}\n', encoding="utf-8")
+    monkeypatch.setattr(compare, "PART_CHARACTERS", 400)
+    out = tmp_path / "out"
+    assert compare.main([str(docs), "--questions", str(questions), "--cache", str(tmp_path / "cache"), "--out",
+                         str(out), "--embedder", "hash", "--methods", "rag6,rag11", "--sizes", "32"]) == 0
+    with open(out / "per-question.csv", newline="", encoding="utf-8") as file:
+        rows = list(csv.DictReader(file))
+    assert [row["document"] for row in rows] == ["big.md", "big.md"]
+    assert [row["hybrid search (rag11)"] for row in rows] == ["1", "1"]  # its spans placed back in big.md
