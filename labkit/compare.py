@@ -3,26 +3,31 @@
 After the labs, the question a learner came with is about their own pages: which
 chunking finds *their* answers? This runs rag8's measurement there:
 
-1. DOCS, a folder of .md, .markdown, .mdx and .txt files, is read exactly as the labs
-   read a page (academy_llm.read_page): line ends, byte order mark and front matter kept,
-   for rag6 to read. A file that cannot be read is named, with what to do, and left out.
+1. DOCS, a folder of .md, .markdown, .mdx and .txt files (symlinked folders followed), is
+   read exactly as the labs read a page (academy_llm.read_page): line ends, byte order mark
+   and front matter kept, for rag6 to read. Every file left out is named with the reason:
+   not UTF-8, unreadable, another kind of file, hidden, a symlink looping back.
 2. QUESTIONS is JSON lines, {"question": ..., "answer": ..., "doc": optional}, the answer
    a quote. Its span is found in the text, whitespace allowed to differ (a line break
    where the quote has a space); a quote found nowhere or in several places is listed
    with its line and left out, so one bad line does not cost the others.
-3. Every method chunks every document: the course's chunkers (rag4-rag7, rag9) from
-   solutions/ or from the learner's own labs (--labs), at one size for the table and at
-   a few for the plot; rag10 and rag11 take part as retrievers; the benchmark's peers
-   (LangChain, semchunk, chonkie) when installed. Chunks are embedded through an on-disk
-   cache, so a second run re-embeds only the chunks it has not seen.
+3. Every chunker chunks every document at every size (--sizes) and overlap (--overlaps):
+   the course's (rag4-rag7, rag9) from solutions/ or from the learner's own labs (--labs),
+   and the benchmark's peers (LangChain, semchunk, chonkie) where installed; rag10 and
+   rag11 take part as retrievers. One chunking is held at a time, its chunks embedded as
+   they come through the course's on-disk cache, so a second run embeds only the chunks
+   it has not seen, and memory grows with the largest document, not with the corpus.
 4. Each question is scored as rag8 scores it, at equal reading cost: did the chunks
-   retrieved within `--budget` tokens hold its answer whole? The table gives each method's
-   recall with a bootstrap interval over the questions, and its difference from the best
-   with a paired interval; the recommendation says whether the best is shown better.
+   retrieved within `--budget` tokens hold its answer whole? The table answers two
+   questions apart, which retriever and which chunker: each row's recall with a bootstrap
+   interval over the questions, and its difference from the best of its kind with a paired
+   interval. The recommendation says what to do, and how many questions it would take to
+   tell the leaders apart when these cannot; per-question.csv gives each question's recall
+   by every method, and the run names the questions all miss and those one alone finds.
 
 Without --questions it only chunks, and reports chunks, tokens and time per method.
 
-    chunking-labs compare DOCS --questions QUESTIONS [--labs DIR] [--budget 1000] [--out DIR]
+    chunking-labs compare DOCS --questions QUESTIONS [--sizes 128,256,512] [--overlaps 1/8] [--out DIR]
     python -m labkit.compare DOCS --questions QUESTIONS
 """
 
