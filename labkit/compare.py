@@ -481,9 +481,10 @@ def default_cache() -> Path:
 # --------------------------------------------------------------------------
 
 
-def parts(text: str, limit: int | None = None) -> list:
-    """[(offset, part)]: a document over `limit` characters cut before top-level headings (a line
-    "# ..." after a blank line, outside a code fence), each part at most `limit` where the headings allow.
+def parts(text: str, limit: int | None = None):
+    """(offset, part) one at a time: a document over `limit` characters cut before top-level headings
+    (a line "# ..." after a blank line, outside a code fence), each part at most `limit` where the
+    headings allow.
 
     A chunker holds a document's tokens, offsets and chunks at once: on a 30 MB file that is
     gigabytes. A top-level heading starts a new section for every chunker that reads headings (its
@@ -491,24 +492,30 @@ def parts(text: str, limit: int | None = None) -> list:
     would have spanned the cut ends at it. Memory then grows with the largest part.
     """
     limit = limit or PART_CHARACTERS
-    if len(text) <= limit:
-        return [(0, text)]
-    cuts, fence, offset, blank = [], None, 0, True
-    for line in text.splitlines(keepends=True):
-        stripped = line.lstrip()
-        marker = stripped[:3]
-        if marker in ("```", "~~~") and (fence is None or marker == fence):
-            fence = None if fence else marker
-        elif fence is None and blank and line.startswith("# ") and offset:
-            cuts.append(offset)
-        blank, offset = not line.strip(), offset + len(line)
-    pieces, start = [], 0
+    starts = [0] if len(text) <= limit else _part_starts(text, limit)
+    for first, end in zip(starts, starts[1:] + [len(text)]):
+        yield first, text[first:end]
+
+
+def _part_starts(text: str, limit: int) -> list:
+    """Where the parts of a long text start: the last top-level heading before each part would
+    outgrow `limit` (a part with no such heading in it grows until one comes)."""
+    cuts, fence = [], None
+    for found in LINE_MARK.finditer(text):
+        if found.group("fence"):
+            marker = found.group("fence").strip()
+            fence = None if fence == marker else fence or marker
+        elif fence is None and found.start() and not text[text.rfind("\n", 0, found.start() - 1) + 1:
+                                                          found.start()].strip():
+            cuts.append(found.start())
+    starts = [0]
     for previous, cut in zip([0] + cuts, cuts + [len(text)]):
-        if cut - start > limit and previous > start:
-            pieces.append(start)
-            start = previous
-    starts = pieces + [start]
-    return [(first, text[first:end]) for first, end in zip(starts, starts[1:] + [len(text)])]
+        if cut - starts[-1] > limit and previous > starts[-1]:
+            starts.append(previous)
+    return starts
+
+
+LINE_MARK = re.compile(r"^(?:(?P<fence>[ \t]*(?:```|~~~))|# )", re.MULTILINE)  # a fence, or a top-level heading
 
 
 def chunks_of(method: Method, name: str, text: str, size: int, overlap: int):

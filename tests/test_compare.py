@@ -437,12 +437,12 @@ SECTION = "# Part {n}\n\nBackups of part {n} run at {n} o'clock.\n\n```bash\n# n
 
 def test_a_big_document_is_cut_before_top_level_headings_only():
     text = "---\ntitle: Big\n---\n\n" + "".join(SECTION.format(n=n) for n in range(40))
-    cut = compare.parts(text, 300)
+    cut = list(compare.parts(text, 300))
     assert len(cut) > 10 and "".join(part for _, part in cut) == text
     for offset, part in cut:
         assert text[offset:offset + len(part)] == part and len(part) <= 300
         assert offset == 0 or part.startswith("# Part ")  # never inside a fence, at "# not a heading"
-    assert compare.parts(text, len(text)) == [(0, text)]
+    assert list(compare.parts(text, len(text))) == [(0, text)]
     rag6 = compare.load_lab("rag6", compare.SOLUTIONS)
     method = compare.Method("markdown (rag6)", chunk=rag6.markdown_chunks)
     whole = [(chunk.start, chunk.end) for chunk in rag6.markdown_chunks(text, 64, 8)]
