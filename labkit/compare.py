@@ -712,13 +712,15 @@ def _verdict(rows: list, kind: str, budget: int) -> tuple:
                 f"{_difference(_negated(runner.difference))}).", "")
     cheapest = min([best] + tied, key=lambda row: row.tokens)
     others = f"{len(tied)} other{'s' if len(tied) > 1 else ''}"
+    differing = next((row for row in tied if not np.array_equal(row.scores, best.scores)), tied[0])
     return (f"{best.label} leads ({recall}) but is not shown better than {others} ({_some([r.label for r in tied])}); "
             f"any of these will do, and {'it' if cheapest is best else cheapest.label} reads the fewest tokens.",
-            _too_few(best, runner))
+            _too_few(best, differing))
 
 
 def _too_few(best: Row, runner: Row) -> str:
-    """How many questions it would take to tell the best from the next, at the spread seen."""
+    """How many questions it would take to tell the best from the closest that finds other questions
+    (one that finds the very same questions, a chunker cutting alike, tells nothing), at the spread seen."""
     count = len(best.scores)
     gap, half = -runner.difference.estimate, (runner.difference.high - runner.difference.low) / 2
     if half == 0:
