@@ -58,12 +58,20 @@ def test_the_readme_loader_reads_the_chunks(docs, tmp_path):
     (["--method", "rag5", "--out", "no/such/folder/chunks.jsonl"], "chunk: --out no/such/folder/chunks.jsonl: "
                                                                    "its folder no/such/folder does not exist"),
 ])
-def test_a_bad_argument_stops_in_one_line_and_writes_nothing(docs, tmp_path, arguments, said):
-    result = subprocess.run([sys.executable, "-m", "labkit.chunk", str(docs), *arguments], capture_output=True,
-                            text=True, cwd=tmp_path, timeout=120)
-    assert result.returncode != 0 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith(said), result.stderr
-    assert not (tmp_path / "chunks.jsonl").exists()
+def test_a_bad_argument_stops_in_one_line_and_writes_nothing(docs, tmp_path, monkeypatch, arguments, said):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        chunk.main([str(docs), *arguments])
+    assert str(stopped.value.code).startswith(said) and "\n" not in str(stopped.value.code)
+    assert list(tmp_path.glob("chunks.jsonl*")) == []
+
+
+def test_a_chunker_that_fails_ends_in_one_line_and_leaves_no_file(docs, tmp_path):
+    result = subprocess.run([sys.executable, "-m", "labkit.chunk", str(docs), "--method", "rag5", "--labs",
+                             str(ROOT / "labs")], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode != 0 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("chunk: recursive (rag5) fails on ") and "TODO(rag5)" in result.stderr
+    assert list(tmp_path.glob("chunks.jsonl*")) == []
 
 
 def test_the_copys_readme_says_where_the_solutions_are():
