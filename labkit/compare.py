@@ -66,6 +66,8 @@ OVERLAPS = ("1/8",)  # rag8's overlap: an eighth of the size
 EMBED_BATCH = 256  # texts embedded at a time, so the progress bar moves
 QUESTION_BLOCK = 16  # questions ranked at a time against every chunk or unit
 PART_CHARACTERS = 1_000_000  # a document longer than this is chunked a part at a time (see parts)
+RETRIEVER_BYTES = 180  # memory of rag10's and rag11's indexes per character of corpus: 0.9 GB for 5.1 M measured
+RETRIEVER_WARNING = 10_000_000  # characters from which that memory is said before the run
 MEANINGFUL = 0.05  # the smallest difference in recall worth the questions to show it
 
 
@@ -1153,7 +1155,7 @@ def compare(settings: Settings, texts: dict, questions: list, methods: list) -> 
     cache = EmbeddingCache(settings.cache, settings.embedder)
     question_vectors = cache.vectors([question.question for question in questions], "embedding questions")
     grid = [(method, size, overlap) for method in methods if method.chunk for size, overlap in settings.grid(method)]
-    _announce(settings, texts, grid)
+    _announce(settings, texts, grid, [method.name for method in methods if method.search])
     scored = score_grid(grid, texts, questions, question_vectors, cache, settings.budget, rag8)
     scored += retrieve([m for m in methods if m.search], texts, questions, settings.budget, rag8)
     if not scored:
@@ -1176,11 +1178,15 @@ def compare(settings: Settings, texts: dict, questions: list, methods: list) -> 
     return 0
 
 
-def _announce(settings: Settings, texts: dict, grid: list) -> None:
+def _announce(settings: Settings, texts: dict, grid: list, retrievers: list = ()) -> None:
     """What is about to be done, before the long part: the chunkings and, for a paid embedder, its cost."""
     characters = sum(map(len, texts.values()))
     print(f"{len(grid)} chunkings of {characters / 1e6:.2f} M characters to embed and score (the bar shows the time "
           f"left once it moves)")
+    if retrievers and characters > RETRIEVER_WARNING:
+        print(f"{_some(retrievers)} index the whole corpus at once: about {characters * RETRIEVER_BYTES / 1e9:.1f} GB "
+              f"of memory for these {characters / 1e6:.0f} M characters (the chunkers need the largest document's "
+              f"share only); --methods without rag10 and rag11 leaves them out")
     if settings.embedder == "openai":
         from labkit import openai_embedder
         setting = openai_embedder.settings()

@@ -478,3 +478,13 @@ def test_a_big_documents_parts_are_placed_back_for_the_retrievers(tmp_path, caps
         rows = list(csv.DictReader(file))
     assert [row["document"] for row in rows] == ["big.md", "big.md"]
     assert [row["hybrid search (rag11)"] for row in rows] == ["1", "1"]  # its spans placed back in big.md
+
+
+def test_a_big_corpus_is_told_what_the_retrievers_will_hold(tmp_path, capsys):
+    settings = compare.Settings(tmp_path, None, tmp_path, 1000, (256,), (0,), "t", "hash", tmp_path, tmp_path, None)
+    texts = {"big.md": "x" * 30_000_000}
+    compare._announce(settings, texts, [], ["small to big (rag10)", "hybrid search (rag11)"])
+    printed = capsys.readouterr().out
+    assert "small to big (rag10), hybrid search (rag11) index the whole corpus at once: about 5.4 GB" in printed
+    compare._announce(settings, {"a.md": "x" * 1000}, [], ["small to big (rag10)"])
+    assert "index the whole corpus" not in capsys.readouterr().out
