@@ -712,12 +712,14 @@ def _verdict(rows: list, kind: str, budget: int) -> tuple:
     if not tied:
         return (f"use {best.label}: {recall}, ahead of every other {kind} (the closest, {runner.label}, by "
                 f"{_difference(_negated(runner.difference))}).", "")
-    cheapest = min([best] + tied, key=lambda row: row.tokens)
+    close = [best] + [row for row in tied if -row.difference.estimate < MEANINGFUL]  # a lead not worth the cost
+    cheapest = min(close, key=lambda row: row.tokens)
     others = f"{len(tied)} other{'s' if len(tied) > 1 else ''}"
     differing = next((row for row in tied if not np.array_equal(row.scores, best.scores)), tied[0])
+    cheaper = ("it also reads the fewest tokens" if cheapest is best else
+               f"of those within {MEANINGFUL:.2f} of it, {cheapest.label} reads the fewest tokens")
     return (f"{best.label} leads ({recall}) but is not shown better than {others} ({_some([r.label for r in tied])}); "
-            f"any of these will do, and {'it' if cheapest is best else cheapest.label} reads the fewest tokens.",
-            _too_few(best, differing))
+            f"any of these will do, and {cheaper}.", _too_few(best, differing))
 
 
 def _too_few(best: Row, runner: Row) -> str:
