@@ -1004,6 +1004,16 @@ def settings_of(arguments: argparse.Namespace) -> Settings:
         raise SystemExit(f"compare: --labs {labs} is not a folder; give the folder of your rag4-...py to rag11-...py")
     title = arguments.title if arguments.title is not None else docs.resolve().name
     cache = Path(arguments.cache) if arguments.cache else default_cache()
+    if questions is not None:
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            writable = os.access(cache, os.W_OK)
+        except OSError as error:
+            writable = False
+            cache = Path(f"{cache} ({error.strerror or error})")
+        if not writable:
+            raise SystemExit(f"compare: the embedding cache's folder {cache} cannot be written; give one that can "
+                             f"be with --cache DIR (or ACADEMY_CACHE_DIR)")
     return Settings(docs, questions, labs, arguments.budget, sizes, overlaps, title, embedder, cache,
                     Path(arguments.out), arguments.methods)
 

@@ -328,6 +328,17 @@ def test_bad_arguments_stop_in_one_line_before_any_document_is_read(arguments, s
     assert str(stopped.value.code).startswith(said) and "\n" not in str(stopped.value.code)
 
 
+def test_a_cache_folder_that_cannot_be_written_stops_in_one_line_before_any_document_is_read(docs, questions,
+                                                                                             tmp_path, monkeypatch):
+    monkeypatch.setattr(compare, "read_documents", lambda folder: pytest.fail("a document was read"))
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
+    with pytest.raises(SystemExit) as stopped:
+        compare.main([str(docs), "--questions", str(questions), "--cache", str(tmp_path / "a-file" / "cache")])
+    said = str(stopped.value.code)
+    assert said.startswith("compare: the embedding cache's folder ") and "cannot be written; give one" in said
+    assert "\n" not in said
+
+
 def test_a_bad_argument_ends_in_one_line_on_the_terminal(tmp_path):
     said = one_line_failure([str(tmp_path / "never-read"), "--embedder", "bert"], tmp_path)
     assert said.startswith("compare: unknown embedder 'bert'")
