@@ -697,6 +697,7 @@ def recommendation(table: Table, budget: int) -> str:
                  f"{_difference(table.lead)}, {table.lead.verdict('ahead', 'behind')}.")
     else:
         first = chunker or retriever
+        first = first[0].upper() + first[1:]
     return " ".join(few + [first] + [doubt for doubt in (chunker_doubt, retriever_doubt) if doubt])
 
 

@@ -254,6 +254,9 @@ def test_the_recommendation_says_how_many_questions_would_tell_two_apart():
             "at the spread seen, about ") in advice
     needed = int(advice.split("about ")[-1].split()[0].replace(",", ""))
     assert needed > 40  # more than were asked: the interval holds 0
+    alone = compare.recommendation(compare.table_of([scored("strong", [1] * 30), scored("weak", [0] * 30)]), 1000)
+    assert alone.startswith("Use strong at 256 tokens, overlap 32: recall 1.00 [1.00, 1.00] within 1,000 tokens, "
+                            "ahead of every other chunker (the closest, weak at 256 tokens, overlap 32, by +1.00")
     few = compare.recommendation(compare.table_of([scored("x", [1, 0]), scored("y", [0, 0])]), 1000)
     assert few.startswith("Only 2 questions: too few to tell methods apart; write 30 or more.")
 
