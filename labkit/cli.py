@@ -2,6 +2,7 @@
 
     chunking-labs start DIR                             a student's copy of the labs to work in
     chunking-labs compare DOCS --questions QUESTIONS    the course's harness on your own documents
+    chunking-labs chunk DOCS --method NAME              the chosen chunking, as JSON lines for a pipeline
 
 Each subcommand lives in its own module, which gives its options (`add_arguments`) and runs
 them (`settings_of`, `run`); this file only names them, so a new task is one more entry.
@@ -12,11 +13,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from labkit import compare, start
+from labkit import chunk, compare, start
 
 SUBCOMMANDS = {  # name -> (module, one line of help)
     "start": (start, "write a student's copy of the labs, their hints and notebooks into DIR"),
     "compare": (compare, "which chunking finds the answers in your own documents, with intervals"),
+    "chunk": (chunk, "write one chunker's chunks of your documents as JSON lines, for your own pipeline"),
 }
 
 

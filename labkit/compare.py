@@ -3,26 +3,31 @@
 After the labs, the question a learner came with is about their own pages: which
 chunking finds *their* answers? This runs rag8's measurement there:
 
-1. DOCS, a folder of .md, .markdown, .mdx and .txt files, is read exactly as the labs
-   read a page (academy_llm.read_page): line ends, byte order mark and front matter kept,
-   for rag6 to read. A file that cannot be read is named, with what to do, and left out.
+1. DOCS, a folder of .md, .markdown, .mdx and .txt files (symlinked folders followed), is
+   read exactly as the labs read a page (academy_llm.read_page): line ends, byte order mark
+   and front matter kept, for rag6 to read. Every file left out is named with the reason:
+   not UTF-8, unreadable, another kind of file, hidden, a symlink looping back.
 2. QUESTIONS is JSON lines, {"question": ..., "answer": ..., "doc": optional}, the answer
    a quote. Its span is found in the text, whitespace allowed to differ (a line break
    where the quote has a space); a quote found nowhere or in several places is listed
    with its line and left out, so one bad line does not cost the others.
-3. Every method chunks every document: the course's chunkers (rag4-rag7, rag9) from
-   solutions/ or from the learner's own labs (--labs), at one size for the table and at
-   a few for the plot; rag10 and rag11 take part as retrievers; the benchmark's peers
-   (LangChain, semchunk, chonkie) when installed. Chunks are embedded through an on-disk
-   cache, so a second run re-embeds only the chunks it has not seen.
+3. Every chunker chunks every document at every size (--sizes) and overlap (--overlaps):
+   the course's (rag4-rag7, rag9) from solutions/ or from the learner's own labs (--labs),
+   and the benchmark's peers (LangChain, semchunk, chonkie) where installed; rag10 and
+   rag11 take part as retrievers. One chunking is held at a time, its chunks embedded as
+   they come through the course's on-disk cache, so a second run embeds only the chunks
+   it has not seen, and memory grows with the largest document, not with the corpus.
 4. Each question is scored as rag8 scores it, at equal reading cost: did the chunks
-   retrieved within `--budget` tokens hold its answer whole? The table gives each method's
-   recall with a bootstrap interval over the questions, and its difference from the best
-   with a paired interval; the recommendation says whether the best is shown better.
+   retrieved within `--budget` tokens hold its answer whole? The table answers two
+   questions apart, which retriever and which chunker: each row's recall with a bootstrap
+   interval over the questions, and its difference from the best of its kind with a paired
+   interval. The recommendation says what to do, and how many questions it would take to
+   tell the leaders apart when these cannot; per-question.csv gives each question's recall
+   by every method, and the run names the questions all miss and those one alone finds.
 
 Without --questions it only chunks, and reports chunks, tokens and time per method.
 
-    chunking-labs compare DOCS --questions QUESTIONS [--labs DIR] [--budget 1000] [--out DIR]
+    chunking-labs compare DOCS --questions QUESTIONS [--sizes 128,256,512] [--overlaps 1/8] [--out DIR]
     python -m labkit.compare DOCS --questions QUESTIONS
 """
 
@@ -32,18 +37,20 @@ import argparse
 import csv
 import hashlib
 import json
+import math
 import os
 import re
-import sqlite3
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 from typing import Callable, NamedTuple
 
 import numpy as np
 
 from academy_llm import (
-    COURSE_ROOT, check_exact_slices, count_tokens, describe_embedder, embed, embedder_name, read_page, top_k_each,
+    COURSE_ROOT, DEFAULT_EMBEDDER, EMBEDDERS, check_exact_slices, count_tokens, describe_embedder, embed, read_page,
+    top_k_each,
 )
 from labkit.loading import load_lab
 from labkit.uncertainty import Interval
@@ -51,13 +58,17 @@ from labkit.uncertainty import Interval
 ROOT = COURSE_ROOT
 SOLUTIONS = ROOT / "solutions"
 PEERS_FILE = ROOT / "benchmarks" / "chunkers.py"  # the benchmark's peers, in a clone of the course
-PEER_MODULES = ("langchain_text_splitters", "semchunk", "chonkie")
 SUFFIXES = (".md", ".markdown", ".mdx", ".txt")
 BUDGET = 1000  # tokens a question may read: rag8's equal reading cost
 SIZE = 256  # the chunk size of the table, rag8's
-PLOT_SIZES = (128, 256, 512)
+SIZES = (128, 256, 512)  # chunk sizes of the table and the plot
+OVERLAPS = ("1/8",)  # rag8's overlap: an eighth of the size
 EMBED_BATCH = 256  # texts embedded at a time, so the progress bar moves
-NO_WINNER = "no method is shown better on these questions"
+QUESTION_BLOCK = 16  # questions ranked at a time against every chunk or unit
+PART_CHARACTERS = 1_000_000  # a document longer than this is chunked a part at a time (see parts)
+RETRIEVER_BYTES = 180  # memory of rag10's and rag11's indexes per character of corpus: 0.9 GB for 5.1 M measured
+RETRIEVER_WARNING = 10_000_000  # characters from which that memory is said before the run
+MEANINGFUL = 0.05  # the smallest difference in recall worth the questions to show it
 
 
 # --------------------------------------------------------------------------
@@ -73,13 +84,15 @@ class Documents(NamedTuple):
 
 
 def read_documents(folder: Path) -> Documents:
-    """Every .md/.markdown/.mdx/.txt file under `folder` (hidden folders aside), as the labs read a page.
+    """Every .md/.markdown/.mdx/.txt file under `folder`, as the labs read a page; every other file named.
 
-    A file that cannot be read or is not UTF-8 is left out with a line saying what to do:
-    one bad file should not stop a comparison of the others.
+    Symlinked folders are followed (a loop back to a folder above is named, not entered).
+    A file that cannot be read or is not UTF-8, a file of another kind, a hidden file or
+    folder: each is left out with a line saying why, so nothing is dropped in silence.
     """
     texts, problems = {}, []
-    for path in _document_paths(folder):
+    paths, skipped = _document_paths(folder)
+    for path in paths:
         name = path.relative_to(folder).as_posix()
         try:
             texts[name] = read_page(path)
@@ -91,7 +104,7 @@ def read_documents(folder: Path) -> Documents:
         except OSError as error:
             problems.append(f"{name}: left out, it cannot be read ({error.strerror or error}); check that it is a "
                             f"readable file")
-    return Documents(texts, problems)
+    return Documents(texts, problems + skipped)
 
 
 def _line_number(text, offset: int) -> int:
@@ -100,11 +113,42 @@ def _line_number(text, offset: int) -> int:
     return text.count(lf, 0, offset) + text.count(cr, 0, offset) - text.count(crlf, 0, offset) + 1
 
 
-def _document_paths(folder: Path) -> list:
-    """The files to read, sorted, skipping hidden files and folders (.git, .venv...)."""
-    return sorted(path for path in folder.rglob("*")
-                  if path.suffix.lower() in SUFFIXES and not path.is_dir()
-                  and not any(part.startswith(".") for part in path.relative_to(folder).parts))
+def _document_paths(folder: Path) -> tuple:
+    """([files to read], [a line per file or folder left out]), both sorted by path.
+
+    The walk follows symlinked folders, as a reader of the folder would; it keeps the real
+    paths of the folders above, so a link back to one of them is a loop, named and not entered.
+    """
+    paths, skipped = [], []
+
+    def walk(directory: Path, above: frozenset) -> None:
+        try:
+            entries = sorted(directory.iterdir())
+        except OSError as error:
+            skipped.append(f"{directory.relative_to(folder).as_posix()}/: left out, it cannot be listed "
+                           f"({error.strerror or error}); check its permissions")
+            return
+        for entry in entries:
+            name = entry.relative_to(folder).as_posix()
+            if entry.name.startswith("."):
+                kind = "folder" if entry.is_dir() else "file"
+                skipped.append(f"{name}: left out, a hidden {kind} (.git, .venv...) is not read")
+            elif entry.is_dir():
+                real = entry.resolve()
+                if real in above:
+                    skipped.append(f"{name}: left out, a link back to {real} above it (a loop); its files are "
+                                   f"read once, from there")
+                else:
+                    walk(entry, above | {real})
+            elif entry.suffix.lower() not in SUFFIXES:
+                skipped.append(f"{name}: left out, not a .md, .markdown, .mdx or .txt file")
+            elif entry.is_file() or not entry.exists():
+                paths.append(entry)  # a broken link too: its reading names the problem
+            else:
+                skipped.append(f"{name}: left out, not a regular file (a pipe or a device would never end)")
+
+    walk(folder, frozenset({folder.resolve()}))
+    return paths, sorted(skipped)
 
 
 # --------------------------------------------------------------------------
@@ -200,12 +244,13 @@ def find_quote(quote: str, texts: dict) -> list:
 
 
 class Method(NamedTuple):
-    """One way to chunk (`chunk(text, size)`) or to retrieve (`search(texts, questions, budget)`)."""
+    """One way to chunk (`chunk(text, size, overlap)`) or to retrieve (`search(texts, questions, budget)`)."""
 
     name: str
-    chunk: Callable | None = None  # a chunker: chunk(text, size) -> [Chunk]
+    chunk: Callable | None = None  # a chunker: chunk(text, size, overlap) -> [Chunk]
     search: Callable | None = None  # a retriever: -> [[(doc, start, end)]] a question, within budget
     units: Callable | None = None  # a retriever: units(texts) -> how many units it ranks
+    overlaps: bool = True  # False: a chunker with no overlap of its own (rag9's semantic cuts, chonkie)
 
 
 def course_methods(labs: Path, title: str, embedder: str, problems: list) -> list:
@@ -221,12 +266,6 @@ def course_methods(labs: Path, title: str, embedder: str, problems: list) -> lis
     return methods
 
 
-def _sized(name, chunk):
-    """A chunker, `chunk(text, size)`; the windows and seams below overlap by an eighth of the size, as
-    rag8 chunks (rag9's semantic cuts have no overlap)."""
-    return [Method(name, chunk=chunk)]
-
-
 def _retriever(name, module, build, title, embedder):
     """rag10 or rag11: its own search, at the question's budget, with the run's title and embedder;
     `build` is the index it searches (built once, kept by the lab), for the count of its units."""
@@ -237,42 +276,49 @@ def _retriever(name, module, build, title, embedder):
 
 
 _COURSE = {  # lab -> its methods, in the order of the course
-    "rag4": lambda m, title, embedder: _sized("token windows (rag4)", lambda t, s: m.token_windows(t, s, s // 8)),
-    "rag5": lambda m, title, embedder: _sized("recursive (rag5)", lambda t, s: m.recursive_chunks(t, s, s // 8)),
-    "rag6": lambda m, title, embedder: _sized("markdown (rag6)", lambda t, s: m.markdown_chunks(t, s, s // 8)),
-    "rag7": lambda m, title, embedder: (
-        _sized("markdown + header (rag7)", lambda t, s: m.header_chunks(t, title, s, s // 8))
-        + _sized("header + table rows (rag7)",
-                 lambda t, s: m.with_table_rows(t, m.header_chunks(t, title, s, s // 8), s))),
-    "rag9": lambda m, title, embedder: _sized("semantic (rag9)",
-                                              lambda t, s: m.semantic_chunks(t, s, embedder=embedder)),
+    "rag4": lambda m, title, embedder: [Method("token windows (rag4)", chunk=m.token_windows)],
+    "rag5": lambda m, title, embedder: [Method("recursive (rag5)", chunk=m.recursive_chunks)],
+    "rag6": lambda m, title, embedder: [Method("markdown (rag6)", chunk=m.markdown_chunks)],
+    "rag7": lambda m, title, embedder: [
+        Method("markdown + header (rag7)", chunk=lambda t, s, o: m.header_chunks(t, title, s, o)),
+        Method("header + table rows (rag7)",
+               chunk=lambda t, s, o: m.with_table_rows(t, m.header_chunks(t, title, s, o), s))],
+    "rag9": lambda m, title, embedder: [Method("semantic (rag9)", overlaps=False,
+                                               chunk=lambda t, s, o: m.semantic_chunks(t, s, embedder=embedder))],
     "rag10": lambda m, title, embedder: _retriever("small to big (rag10)", m, m.build_index, title, embedder),
     "rag11": lambda m, title, embedder: _retriever("hybrid search (rag11)", m, m.build_hybrid, title, embedder),
 }
 
+PEER_PACKAGES = {"langchain_text_splitters": "langchain-text-splitters", "semchunk": "semchunk",
+                 "chonkie": "chonkie"}  # import name -> what pip installs
 
-def peer_methods(title: str) -> list:
-    """The benchmark's peers that are installed, as the benchmark runs them (benchmarks/chunkers.py).
 
-    None when no peer library is installed or the benchmark is not beside the package (an
-    installed course, a handout): the course's own methods are compared then.
-    """
+def peer_methods(title: str, problems: list) -> list:
+    """The benchmark's peers that are installed, run as the benchmark runs them (benchmarks/chunkers.py,
+    which a wheel carries in labkit/course/ as a clone has it); one line names those not installed."""
     import importlib.util
 
-    if not PEERS_FILE.is_file() or not any(importlib.util.find_spec(name) for name in PEER_MODULES):
+    missing = [package for module, package in PEER_PACKAGES.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        problems.append(f"peers not installed, left out: {', '.join(missing)} (pip install {' '.join(missing)} "
+                        f"to compare with them)")
+    if len(missing) == len(PEER_PACKAGES):
+        return []
+    if not PEERS_FILE.is_file():
+        problems.append(f"peers: left out, {PEERS_FILE} is missing from this copy of the course")
         return []
     spec = importlib.util.spec_from_file_location("chunking_labs_peers", PEERS_FILE)
     peers = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # its dataclasses look it up there
     spec.loader.exec_module(peers)
     methods = []
     for contender in peers.PEERS:
-        def chunk(text, size, contender=contender):
-            return contender.located(text, contender.run(text, size, size // 8, title))
+        def chunk(text, size, overlap, contender=contender):
+            return contender.located(text, contender.run(text, size, overlap, title))
         try:
-            chunk("A short check that the library is installed.", 64)
+            chunk("A short check that the library is installed.", 64, 0)
         except ImportError:
-            continue
-        methods.append(Method(contender.name, chunk=chunk))
+            continue  # its library is among the missing, named above
+        methods.append(Method(contender.name, chunk=chunk, overlaps=contender.has_overlap))
     return methods
 
 
@@ -296,10 +342,11 @@ def _one_line(error: BaseException) -> str:
 
 
 class Progress:
-    """A progress bar on stderr: redrawn in place on a terminal, one closing line in a log."""
+    """A progress bar on stderr counting work (characters, texts), with the time left: redrawn in
+    place on a terminal, one closing line in a log."""
 
-    def __init__(self, label: str, total: int, stream=None):
-        self.label, self.total, self.done = label, max(total, 1), 0
+    def __init__(self, label: str, total: int, unit: str = "", stream=None):
+        self.label, self.total, self.unit, self.done = label, max(total, 1), unit, 0
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty()
         self.began = self.drawn = time.perf_counter()
@@ -309,7 +356,7 @@ class Progress:
         self.done += amount
         if self.live and (time.perf_counter() - self.drawn > 0.1 or self.done >= self.total):
             self.drawn = time.perf_counter()
-            self.stream.write("\r" + self._line())
+            self.stream.write("\r" + self._line() + self._left())
             self.stream.flush()
 
     def close(self) -> None:
@@ -319,76 +366,99 @@ class Progress:
         self.stream.write(("\r" if self.live else "") + self._line() + took)
         self.stream.flush()
 
+    def _left(self) -> str:
+        """The time left at the rate so far, once there is a rate to go by."""
+        spent = time.perf_counter() - self.began
+        if not self.done or spent < 1:
+            return " " * 16
+        left = spent * (self.total - self.done) / self.done
+        return f", {left / 60:.0f} min left   " if left >= 90 else f", {left:.0f} s left    "
+
     def _line(self) -> str:
-        filled = int(30 * self.done / self.total)
-        return f"{self.label:<24} [{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total}"
+        filled = int(30 * min(self.done, self.total) / self.total)
+        return (f"{self.label:<24} [{'#' * filled}{'.' * (30 - filled)}] {_count(self.done)}/{_count(self.total)}"
+                + (f" {self.unit}" if self.unit else ""))
+
+
+def _count(number: int) -> str:
+    """A count as a bar shows it: 950, 12.3 k, 4.56 M."""
+    if number >= 1_000_000:
+        return f"{number / 1e6:.2f} M"
+    return f"{number / 1e3:.1f} k" if number >= 10_000 else str(number)
 
 
 class EmbeddingCache:
-    """Vectors on disk (sqlite), keyed by the embedder, its model and the sha256 of the text.
+    """Unit vectors on disk, in the course's one embedding cache (labkit/openai_embedder.Cache: an sqlite
+    file keyed by model and text, its schema versioned), so a second run embeds only what it has not seen.
 
     A second run with another size or budget meets mostly the same chunks (and the same
-    questions): only the texts it has never embedded are sent to the embedder. The model
-    is in the key, so vectors of two models never mix.
+    questions): only the texts it has never embedded go to the embedder. The model is in
+    the key, so vectors of two models never mix; the openai embedder's texts have the key its
+    own cache gives them, so a text it has paid for is one row, found by both.
     """
 
     def __init__(self, folder: Path, embedder: str):
-        folder.mkdir(parents=True, exist_ok=True)
+        from labkit import openai_embedder
+
         self.embedder = embedder
         self.model = _model_of(embedder)
-        self.database = sqlite3.connect(folder / "embeddings.sqlite")
-        self.database.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB)")
-        self.memo = {}  # key -> vector, of every text met in this run: each is read from disk once
+        self.store = open_cache(folder / openai_embedder.CACHE_FILE)
         self.embedded = 0  # texts sent to the embedder by this run
         self.reused = 0  # texts this run found on disk, embedded by an earlier run
 
     def key(self, text: str) -> str:
-        """The text's key: embedder, model and the text's sha256."""
-        return f"{self.embedder}|{self.model}|{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+        """The text's key: the openai embedder's own for its texts, else the sha256 of model and text."""
+        from labkit import openai_embedder
 
-    def vectors(self, texts: list, label: str) -> np.ndarray:
-        """A unit vector per text (a row each), from the cache or embedded now, with a progress bar."""
-        known = self.embed_missing(texts, label)
+        if self.embedder == "openai":
+            return openai_embedder.cache_key(openai_embedder.settings(), text)
+        return hashlib.sha256(f"{self.model}\n".encode() + text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def vectors(self, texts: list, label: str | None = None) -> np.ndarray:
+        """A unit vector per text (a row each), from the cache or embedded now (with a bar when `label`)."""
+        keys = [self.key(text) for text in texts]
+        known = self.store.get(list(dict.fromkeys(keys)))
+        self.reused += len(known)
+        missing = {key: text for key, text in zip(keys, texts) if key not in known}
+        if missing:
+            progress = Progress(label, len(missing), "texts") if label else None
+            items = list(missing.items())
+            for first in range(0, len(items), EMBED_BATCH):
+                batch = items[first:first + EMBED_BATCH]
+                rows = embed([text for _, text in batch], self.embedder)
+                self.store.put(self.model, [(key, row) for (key, _), row in zip(batch, rows)])
+                known.update((key, row) for (key, _), row in zip(batch, rows))
+                if progress:
+                    progress.advance(len(batch))
+            if progress:
+                progress.close()
+            self.embedded += len(missing)
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
-        return np.stack([known[self.key(text)] for text in texts])
+        matrix = np.stack([known[key] for key in keys]).astype(np.float32)
+        if self.embedder != "openai":
+            return matrix  # embed()'s unit rows, as stored
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)  # the openai embedder keeps the server's rows
+        return matrix / np.where(norms == 0, 1, norms)
 
-    def embed_missing(self, texts: list, label: str) -> dict:
-        """{key: vector} of the texts, embedding (under one progress bar) only those the cache lacks."""
-        keys = list(dict.fromkeys(self.key(text) for text in texts))
-        known = self._stored(keys)
-        missing = list(dict.fromkeys(text for text in texts if self.key(text) not in known))
-        if missing:
-            progress = Progress(label, len(missing))
-            for first in range(0, len(missing), EMBED_BATCH):
-                batch = missing[first:first + EMBED_BATCH]
-                rows = embed(batch, self.embedder)
-                self._store({self.key(text): row for text, row in zip(batch, rows)}, known)
-                progress.advance(len(batch))
-            progress.close()
-            self.embedded += len(missing)
-        return known
 
-    def _stored(self, keys: list) -> dict:
-        """{key: vector} of the keys already in the cache (this run's first, then the disk's)."""
-        found = {key: self.memo[key] for key in keys if key in self.memo}
-        unseen = [key for key in keys if key not in found]
-        for first in range(0, len(unseen), 500):
-            batch = unseen[first:first + 500]
-            rows = self.database.execute(
-                f"SELECT key, vector FROM vectors WHERE key IN ({','.join('?' * len(batch))})", batch)
-            for key, blob in rows:
-                found[key] = self.memo[key] = np.frombuffer(blob, dtype=np.float32)
-                self.reused += 1
-        return found
+def open_cache(path: Path):
+    """The cache at `path`; one it cannot read (damaged, an older layout, another program's file) is set
+    aside with one line on stderr and a new one started: a cache only saves time, it never stops a run."""
+    from labkit import openai_embedder
 
-    def _store(self, rows: dict, known: dict) -> None:
-        """Save new vectors (float32 bytes), and add them to `known`."""
-        self.database.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
-                                  [(key, np.asarray(row, dtype=np.float32).tobytes()) for key, row in rows.items()])
-        self.database.commit()
-        known.update(rows)
-        self.memo.update(rows)
+    try:
+        return openai_embedder.Cache(path)
+    except openai_embedder.CacheError as error:
+        if error.reason is None:
+            raise  # the folder cannot be written: its line says so
+        aside = path.with_name(f"{path.name}.unreadable-{time.strftime('%Y%m%d-%H%M%S')}")
+        for suffix in ("", "-wal", "-shm"):
+            if Path(f"{path}{suffix}").exists():
+                os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+        print(f"  the embedding cache {path} cannot be read ({error.reason}); set aside as {aside.name}, "
+              f"a new one is started", file=sys.stderr)
+        return openai_embedder.Cache(path)
 
 
 def _model_of(embedder: str) -> str:
@@ -400,9 +470,12 @@ def _model_of(embedder: str) -> str:
 
 
 def default_cache() -> Path:
-    """~/.cache/chunking-labs (or under $XDG_CACHE_HOME): shared by every run, whatever its --out."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "chunking-labs"
+    """The course's cache folder ($ACADEMY_CACHE_DIR, else ~/.cache/chunking-labs or the platform's own):
+    shared by every run, whatever its --out, and by the openai embedder."""
+    from labkit import openai_embedder
+
+    folder = os.environ.get("ACADEMY_CACHE_DIR", "").strip()
+    return Path(folder).expanduser() if folder else openai_embedder.default_cache_dir()
 
 
 # --------------------------------------------------------------------------
@@ -410,60 +483,136 @@ def default_cache() -> Path:
 # --------------------------------------------------------------------------
 
 
-class Chunked(NamedTuple):
-    """One method's chunks of every document at one size: [(doc, Chunk)], and the seconds it took."""
+def parts(text: str, limit: int | None = None):
+    """(offset, part) one at a time: a document over `limit` characters cut before top-level headings
+    (a line "# ..." after a blank line, outside a code fence), each part at most `limit` where the
+    headings allow.
 
-    chunks: list
-    seconds: float
+    A chunker holds a document's tokens, offsets and chunks at once: on a 30 MB file that is
+    gigabytes. A top-level heading starts a new section for every chunker that reads headings (its
+    heading path starts again there), so cutting before one changes no such chunk; a window that
+    would have spanned the cut ends at it. Memory then grows with the largest part.
+    """
+    limit = limit or PART_CHARACTERS
+    starts = [0] if len(text) <= limit else _part_starts(text, limit)
+    for first, end in zip(starts, starts[1:] + [len(text)]):
+        yield first, text[first:end]
+
+
+def _part_starts(text: str, limit: int) -> list:
+    """Where the parts of a long text start: the last top-level heading before each part would
+    outgrow `limit` (a part with no such heading in it grows until one comes)."""
+    cuts, fence = [], None
+    for found in LINE_MARK.finditer(text):
+        if found.group("fence"):
+            marker = found.group("fence").strip()
+            fence = None if fence == marker else fence or marker
+        elif fence is None and found.start() and not text[text.rfind("\n", 0, found.start() - 1) + 1:
+                                                          found.start()].strip():
+            cuts.append(found.start())
+    starts = [0]
+    for previous, cut in zip([0] + cuts, cuts + [len(text)]):
+        if cut - starts[-1] > limit and previous > starts[-1]:
+            starts.append(previous)
+    return starts
+
+
+LINE_MARK = re.compile(r"^(?:(?P<fence>[ \t]*(?:```|~~~))|# )", re.MULTILINE)  # a fence, or a top-level heading
+
+
+def chunks_of(method: Method, name: str, text: str, size: int, overlap: int):
+    """(offset, chunk) for each chunk of a document, part by part (see parts), each checked to be the
+    slice it claims: chunk.start + offset is its start in the document. A ValueError naming the document."""
+    for offset, part in parts(text):
+        try:
+            found = method.chunk(part, size, overlap)
+            check_exact_slices(part, found)
+        except Exception as error:
+            raise ValueError(f"on {name} at {size} tokens: {_one_line(error)}") from error
+        for chunk in found:
+            yield offset, chunk
+
+
+class Spans(NamedTuple):
+    """One chunking of every document, kept small: a row per chunk (document number, start, end, tokens)
+    and its unit vector; the chunks' texts are not kept."""
+
+    rows: np.ndarray  # int64, (chunks, 4)
+    vectors: np.ndarray  # float32, (chunks, dimensions)
+    seconds: float  # chunking and embedding
 
 
 class Scored(NamedTuple):
-    """One method at one size: each question's recall within the budget and tokens read, and its chunks."""
+    """One method at one size and overlap: each question's recall within the budget and tokens read."""
 
     method: str
     size: int | None  # None: a retriever, with sizes of its own
+    overlap: int | None
     recall: np.ndarray  # a score per question, in the questions' order
     tokens: np.ndarray  # tokens handed to the reader, per question
     chunks: int  # chunks in the index (a retriever: the units it ranks)
 
-
-def chunk_all(method: Method, texts: dict, size: int, progress: Progress) -> Chunked:
-    """Every document's chunks; a ValueError (with the document) if the chunker fails or gives a chunk
-    that is not the slice it claims: a comparison must rest on true offsets."""
-    chunks, began = [], time.perf_counter()
-    for name, text in texts.items():
-        try:
-            found = method.chunk(text, size)
-            check_exact_slices(text, found)
-        except Exception as error:
-            raise ValueError(f"on {name} at {size} tokens: {_one_line(error)}") from error
-        chunks += [(name, chunk) for chunk in found]
-        progress.advance()
-    return Chunked(chunks, time.perf_counter() - began)
+    @property
+    def setting(self) -> str:
+        """The method and where it was measured, as the summary and per-question.csv name it."""
+        return self.method if self.size is None else f"{self.method} {self.size}/{self.overlap}"
 
 
-def score_chunks(name, size, chunked: Chunked, questions: list, question_vectors, cache, budget, rag8) -> Scored:
-    """rag8's recall within `budget` tokens: the chunks ranked by cosine, taken best first while they fit."""
-    chunks = chunked.chunks
-    vectors = cache.vectors([chunk.embedding_text for _, chunk in chunks], f"embedding {size}-token chunks")
-    depth = min(len(chunks), budget + 1)  # every chunk is a token at least: no more can fit
-    ranked = top_k_each(question_vectors, vectors, depth) if chunks else [[] for _ in questions]
+def chunk_and_embed(method: Method, texts: dict, size: int, overlap: int, cache, progress: Progress) -> Spans:
+    """Chunk document after document, embedding as it goes: memory holds one part's chunks (see parts),
+    never the texts of a whole corpus's. A ValueError (with the document) if the chunker fails or gives
+    a chunk that is not the slice it claims: a comparison must rest on true offsets."""
+    rows, vectors, pending, began = [], [], [], time.perf_counter()
+    for number, (name, text) in enumerate(texts.items()):
+        for offset, chunk in chunks_of(method, name, text, size, overlap):
+            rows.append((number, offset + chunk.start, offset + chunk.end, chunk.n_tokens))
+            pending.append(chunk.embedding_text)
+            if len(pending) == EMBED_BATCH:
+                vectors.append(cache.vectors(pending))
+                pending = []
+        progress.advance(len(text))
+    if pending:
+        vectors.append(cache.vectors(pending))
+    matrix = np.concatenate(vectors) if vectors else np.zeros((0, 1), dtype=np.float32)
+    return Spans(np.array(rows, dtype=np.int64).reshape(-1, 4), matrix, time.perf_counter() - began)
+
+
+def score_spans(spans: Spans, names: list, questions: list, question_vectors, budget: int, rag8) -> tuple:
+    """(recall, tokens read) per question, as rag8 scores: the chunks ranked by cosine, taken best first
+    while they fit in `budget` tokens, and did they hold the answer whole?"""
+    depth = min(len(spans.rows), budget + 1)  # every chunk is a token at least: no more can fit
     recall, tokens = [], []
-    for question, top in zip(questions, ranked):
-        hits = [(chunks[row][0], chunks[row][1].start, chunks[row][1].end) for row, _ in top]
-        kept = rag8.within_budget(hits, [chunks[row][1].n_tokens for row, _ in top], budget)
-        recall.append(rag8.recall_at_k(kept, [_gold(question)], len(kept)) if kept else 0.0)
-        tokens.append(sum(chunks[row][1].n_tokens for row, _ in top[:len(kept)]))
-    return Scored(name, size, np.array(recall), np.array(tokens), len(chunks))
+    for first in range(0, len(questions), QUESTION_BLOCK):  # a block at a time: a score matrix stays small
+        block = questions[first:first + QUESTION_BLOCK]
+        ranked = (top_k_each(question_vectors[first:first + QUESTION_BLOCK], spans.vectors, depth) if depth
+                  else [[] for _ in block])
+        for question, top in zip(block, ranked):
+            rows = spans.rows[[row for row, _ in top]].reshape(-1, 4)
+            hits = [(names[doc], start, end) for doc, start, end, _ in rows.tolist()]
+            kept = rag8.within_budget(hits, rows[:, 3].tolist(), budget)
+            recall.append(rag8.recall_at_k(kept, [_gold(question)], len(kept)) if kept else 0.0)
+            tokens.append(int(rows[:len(kept), 3].sum()))
+    return np.array(recall), np.array(tokens)
 
 
 def score_retriever(method: Method, texts: dict, questions: list, budget: int, rag8) -> Scored:
-    """A retriever's own spans within the budget, scored by rag8's recall as a chunker's are."""
-    found = method.search(texts, [question.question for question in questions], budget)
+    """A retriever's own spans within the budget, scored by rag8's recall as a chunker's are.
+
+    The questions go a block at a time: a retriever keeps a score per unit for each question
+    it is asked at once, which on a big corpus outweighs its index."""
+    asked = [question.question for question in questions]
+    pages, place = {}, {}  # a big document's parts are pages of their own (see parts), placed back after
+    for name, text in texts.items():
+        for number, (offset, part) in enumerate(parts(text)):
+            page = name if offset == 0 else f"{name}#{number}"
+            pages[page], place[page] = part, (name, offset)
+    found = [[(place[page][0], place[page][1] + start, place[page][1] + end) for page, start, end in spans]
+             for first in range(0, len(asked), QUESTION_BLOCK)
+             for spans in method.search(pages, asked[first:first + QUESTION_BLOCK], budget)]
     recall = [rag8.recall_at_k(spans, [_gold(question)], len(spans)) if spans else 0.0
               for question, spans in zip(questions, found)]
     tokens = [sum(count_tokens(texts[doc][start:end]) for doc, start, end in spans) for spans in found]
-    return Scored(method.name, None, np.array(recall), np.array(tokens), method.units(texts))
+    return Scored(method.name, None, None, np.array(recall), np.array(tokens), method.units(texts))
 
 
 def _gold(question: Question) -> tuple:
@@ -477,23 +626,55 @@ def _gold(question: Question) -> tuple:
 
 
 class Row(NamedTuple):
-    """A line of the table: a method's recall and its difference from the best, each with an interval."""
+    """A line of the table: a method's recall and its difference from the best of its kind, with intervals."""
 
     method: str
     size: int | None
+    overlap: int | None
     recall: object  # an Interval: the mean recall, low, high
-    difference: object  # an Interval of (this method - the best); zero for the best itself
+    difference: object  # an Interval of (this method - the best of its kind); zero for the best itself
     chunks: int
     tokens: float  # mean tokens read per question
+    scores: np.ndarray  # its recall per question, for the paired intervals across kinds
+
+    @property
+    def label(self) -> str:
+        """'markdown (rag6) at 256 tokens, overlap 32': a setting as a sentence names it."""
+        return self.method if self.size is None else f"{self.method} at {self.size} tokens, overlap {self.overlap}"
 
 
-def table_rows(scored: list, rag8) -> list:
-    """The rows, best first: ordered by recall, then by fewer tokens read (the same answers, cheaper).
-    Each interval is rag8's paired bootstrap (a mean's: its difference from 0)."""
-    ordered = sorted(scored, key=lambda s: (-s.recall.mean(), s.tokens.mean(), s.method))
+class Table(NamedTuple):
+    """Two answers: which retriever, and which chunker; each ranked best first against its own best."""
+
+    retrievers: list
+    chunkers: list
+    lead: object  # an Interval of (best retriever - best chunker), paired; None without both kinds
+    clear_of_every_chunker: bool  # the best retriever's lead over every chunker setting leaves 0 out
+
+
+def table_of(scored: list, rag8) -> Table:
+    """The retrievers' rows and the chunkers' rows, each against the best of its own kind.
+    Every interval is rag8's paired bootstrap (a mean's: its difference from 0)."""
+    retrievers = ranked([s for s in scored if s.size is None], rag8)
+    chunkers = ranked([s for s in scored if s.size is not None], rag8)
+    lead, clear = None, False
+    if retrievers and chunkers:
+        best = retrievers[0].scores
+        lead = bootstrap(rag8, chunkers[0].scores, best)
+        clear = all(bootstrap(rag8, row.scores, best).low > 0 for row in chunkers)
+    return Table(retrievers, chunkers, lead, clear)
+
+
+def ranked(scored: list, rag8) -> list:
+    """Rows best first: by recall, then by fewer tokens read (the same answers, cheaper)."""
+    if not scored:
+        return []
+    ordered = sorted(scored, key=lambda s: (-s.recall.mean(), s.tokens.mean(), s.method, s.size or 0,
+                                            s.overlap or 0))
     best = ordered[0]
-    return [Row(s.method, s.size, bootstrap(rag8, [0.0] * len(s.recall), s.recall),
-                bootstrap(rag8, best.recall, s.recall), s.chunks, float(s.tokens.mean())) for s in ordered]
+    return [Row(s.method, s.size, s.overlap, bootstrap(rag8, [0.0] * len(s.recall), s.recall),
+                bootstrap(rag8, best.recall, s.recall),
+                s.chunks, float(s.tokens.mean()), s.recall) for s in ordered]
 
 
 def bootstrap(rag8, a, b) -> Interval:
@@ -502,22 +683,93 @@ def bootstrap(rag8, a, b) -> Interval:
     return Interval(float(result.estimate), float(result.low), float(result.high), float(result.level))
 
 
-def recommendation(rows: list, budget: int) -> str:
-    """The best method and its margin over the next, or NO_WINNER when any difference's interval holds 0."""
+def recommendation(table: Table, budget: int) -> str:
+    """What to do, in a sentence a practitioner can act on, then what the questions cannot tell.
+
+    Retrievers and chunkers answer different needs (a pipeline may take plain chunks only),
+    so each kind gets its own verdict; a retriever ahead of every chunker, with every
+    interval clear of 0, is said first, since that is the more useful thing to know.
+    """
+    chunker, chunker_doubt = _verdict(table.chunkers, "chunker", budget)
+    retriever, retriever_doubt = _verdict(table.retrievers, "retriever", budget)
+    count = len((table.chunkers or table.retrievers)[0].scores)
+    few = [f"Only {count} question{'s' if count != 1 else ''}: too few to tell methods apart; write 30 or more."
+           ] if count < 10 else []
+    if table.chunkers and table.retrievers and table.clear_of_every_chunker:
+        best = table.retrievers[0]
+        first = (f"Retrieve with {best.method}: it finds more answers within {budget:,} tokens than every chunker, "
+                 f"each interval clear of 0 ({_difference(table.lead)} over the best chunker). Where a pipeline "
+                 f"takes plain chunks: {chunker}")
+    elif table.chunkers and table.retrievers:
+        first = (f"Chunkers: {chunker} Retrievers: {retriever} The best retriever against the best chunker: "
+                 f"{_difference(table.lead)}, {table.lead.verdict('ahead', 'behind')}.")
+    else:
+        first = chunker or retriever
+        first = first[0].upper() + first[1:]
+    return " ".join(few + [first] + [doubt for doubt in (chunker_doubt, retriever_doubt) if doubt])
+
+
+def _verdict(rows: list, kind: str, budget: int) -> tuple:
+    """(the sentence naming the best of a kind, a warning when the questions cannot tell it from the next)."""
+    if not rows:
+        return "", ""
     best = rows[0]
+    recall = f"recall {_interval(best.recall, signed=False)} within {budget:,} tokens"
     if len(rows) == 1:
-        return f"Only {best.method} was measured: recall {best.recall.estimate:.2f} within {budget:,} tokens."
-    runner = rows[1]
-    margin = _shown(-runner.difference.estimate)
-    interval = f"{_shown(-runner.difference.high)} to {_shown(-runner.difference.low)}"
-    tied = [row.method for row in rows[1:] if not row.difference.shown]
-    level = f"{best.recall.level:.0%}"
-    if tied:
-        return (f"{NO_WINNER[0].upper()}{NO_WINNER[1:]}: {best.method} leads {runner.method} by {margin} "
-                f"in recall within {budget:,} tokens ({level} interval {interval}), and the interval of its "
-                f"difference from {_some(tied)} holds 0; more questions would narrow it.")
-    return (f"Recommended: {best.method}, recall {best.recall.estimate:.2f} within {budget:,} tokens, "
-            f"{margin} ahead of {runner.method} ({level} interval {interval}).")
+        return f"use {best.label}, the only {kind} measured: {recall}.", ""
+    runner, tied = rows[1], [row for row in rows[1:] if not row.difference.shown]
+    if not tied:
+        return (f"use {best.label}: {recall}, ahead of every other {kind} (the closest, {runner.label}, by "
+                f"{_difference(_negated(runner.difference))}).", "")
+    close = [best] + [row for row in tied if -row.difference.estimate < MEANINGFUL]  # a lead not worth the cost
+    cheapest = min(close, key=lambda row: row.tokens)
+    others = f"{len(tied)} other{'s' if len(tied) > 1 else ''}"
+    differing = next((row for row in tied if not np.array_equal(row.scores, best.scores)), tied[0])
+    cheaper = ("it also reads the fewest tokens" if cheapest is best else
+               f"of those within {MEANINGFUL:.2f} of it, {cheapest.label} reads the fewest tokens")
+    return (f"{best.label} leads ({recall}) but is not shown better than {others} ({_some([r.label for r in tied])}); "
+            f"any of these will do, and {cheaper}.", _too_few(best, differing))
+
+
+def _too_few(best: Row, runner: Row) -> str:
+    """How many questions it would take to tell the best from the closest that finds other questions
+    (one that finds the very same questions, a chunker cutting alike, tells nothing), at the spread seen."""
+    count = len(best.scores)
+    gap, half = -runner.difference.estimate, (runner.difference.high - runner.difference.low) / 2
+    if half == 0:
+        return (f"{best.label} and {runner.label} score alike on every question: write questions where "
+                f"they might differ.")
+    shown = max(gap, MEANINGFUL)
+    needed = math.ceil(count * (half / shown) ** 2 * 1.1)  # a tenth more: the spread itself is an estimate
+    lead = f"its lead of {gap:.2f}" if gap >= MEANINGFUL else f"a difference of {MEANINGFUL:.2f}"
+    return (f"{count} questions do not tell {best.label} from {runner.label}: at the spread seen, about "
+            f"{needed:,} would show {lead}.")
+
+
+def _negated(interval):
+    """The interval of the opposite difference (the best's lead rather than the other's shortfall)."""
+    return type(interval)(-interval.estimate, -interval.high, -interval.low, interval.level)
+
+
+def _digits(*values) -> int:
+    """Decimals enough that no value other than 0 prints as 0 (2 to 4): a verdict must be visible."""
+    for digits in (2, 3, 4):
+        if all(value == 0 or round(abs(value), digits) > 0 for value in values):
+            return digits
+    return 4
+
+
+def _interval(interval, signed: bool = True) -> str:
+    """'0.46 [0.37, 0.56]', or '+0.05 [-0.001, +0.10]' signed: as many decimals as the verdict needs."""
+    digits = _digits(interval.estimate, interval.low, interval.high) if signed else 2
+    sign = "+" if signed else ""
+    return (f"{interval.estimate + 0.0:{sign}.{digits}f} [{interval.low + 0.0:{sign}.{digits}f}, "
+            f"{interval.high + 0.0:{sign}.{digits}f}]")
+
+
+def _difference(interval) -> str:
+    """A paired difference with its level: '+0.13 [+0.05, +0.21] (95% interval)'."""
+    return f"{_interval(interval)} ({interval.level:.0%} interval)"
 
 
 def _some(names: list, shown: int = 3) -> str:
@@ -526,45 +778,53 @@ def _some(names: list, shown: int = 3) -> str:
     return ", ".join(names[:shown]) + more
 
 
-def _shown(value: float) -> str:
-    """A difference as printed, two decimals, with no "-0.00" for a difference that rounds to nothing."""
-    return f"{round(value, 2) + 0.0:.2f}"
+HEADERS = ("kind", "method", "size", "overlap", "recall", "recall low", "recall high", "vs best of its kind",
+           "vs best low", "vs best high", "chunks", "tokens read")
 
 
-HEADERS = ("method", "size", "recall", "recall low", "recall high", "vs best", "vs best low", "vs best high",
-           "chunks", "tokens read")
-
-
-def _cells(row: Row) -> list:
+def _cells(row: Row, kind: str) -> list:
     """A row's values for the CSV file, in HEADERS' order."""
-    return [row.method, row.size or "", f"{row.recall.estimate:.4f}", f"{row.recall.low:.4f}",
-            f"{row.recall.high:.4f}", f"{row.difference.estimate:.4f}", f"{row.difference.low:.4f}",
-            f"{row.difference.high:.4f}", row.chunks, f"{row.tokens:.0f}"]
+    return [kind, row.method, row.size or "", "" if row.overlap is None else row.overlap,
+            f"{row.recall.estimate:.4f}", f"{row.recall.low:.4f}", f"{row.recall.high:.4f}",
+            f"{row.difference.estimate:.4f}", f"{row.difference.low:.4f}", f"{row.difference.high:.4f}",
+            row.chunks, f"{row.tokens:.0f}"]
 
 
-def table_text(rows: list, budget: int) -> list:
-    """The table as printed: recall with its interval, the difference from the best with its interval."""
+def _sections(table: Table) -> list:
+    """[(heading, kind, rows)] of the table, retrievers first."""
+    return [(heading, kind, rows) for heading, kind, rows in (
+        ("retrievers (their own sizes)", "retriever", table.retrievers),
+        ("chunkers (size/overlap in tokens)", "chunker", table.chunkers)) if rows]
+
+
+def table_text(table: Table, budget: int) -> list:
+    """The table as printed: two sections, each method against the best of its kind, with intervals."""
+    rows = table.retrievers + table.chunkers
     width = max(len(row.method) for row in rows)
-    lines = [f"{'method':<{width}}  {'size':>4}  {f'recall within {budget:,} tokens':>26}  "
-             f"{'vs best':>22}  {'chunks':>7}  {'tokens read':>11}"]
-    for row in rows:
-        recall = f"{row.recall.estimate:.2f} [{row.recall.low:.2f}, {row.recall.high:.2f}]"
-        difference = ("best" if row is rows[0] else
-                      f"{row.difference.estimate:+.2f} [{row.difference.low:+.2f}, {row.difference.high:+.2f}]")
-        lines.append(f"{row.method:<{width}}  {row.size or 'own':>4}  {recall:>26}  {difference:>22}  "
-                     f"{row.chunks:>7}  {row.tokens:>11.0f}")
+    lines = [f"{'method':<{width}}  {'size':>4}  {'overlap':>7}  {f'recall within {budget:,} tokens':>26}  "
+             f"{'vs best of its kind':>26}  {'chunks':>7}  {'tokens read':>11}"]
+    for heading, _, section in _sections(table):
+        lines.append(f"-- {heading}")
+        for row in section:
+            difference = "best" if row is section[0] else _interval(row.difference)
+            overlap = "" if row.overlap is None else row.overlap
+            lines.append(f"{row.method:<{width}}  {row.size or 'own':>4}  {overlap:>7}  "
+                         f"{_interval(row.recall, signed=False):>26}  {difference:>26}  {row.chunks:>7}  "
+                         f"{row.tokens:>11.0f}")
     return lines
 
 
-def markdown_table(rows: list, budget: int) -> str:
+def markdown_table(table: Table, budget: int) -> str:
     """The table as Markdown, for a README or an issue."""
-    lines = [f"| method | size | recall within {budget:,} tokens [95% interval] | vs best [interval] | chunks "
-             f"| tokens read |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    for row in rows:
-        difference = ("best" if row is rows[0] else
-                      f"{row.difference.estimate:+.2f} [{row.difference.low:+.2f}, {row.difference.high:+.2f}]")
-        lines.append(f"| {row.method} | {row.size or 'own'} | {row.recall.estimate:.2f} [{row.recall.low:.2f}, "
-                     f"{row.recall.high:.2f}] | {difference} | {row.chunks} | {row.tokens:.0f} |")
+    lines = [f"| method | size | overlap | recall within {budget:,} tokens [95% interval] | vs best of its kind "
+             f"[interval] | chunks | tokens read |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for heading, _, section in _sections(table):
+        lines.append(f"| **{heading}** | | | | | | |")
+        for row in section:
+            difference = "best" if row is section[0] else _interval(row.difference)
+            overlap = "" if row.overlap is None else row.overlap
+            lines.append(f"| {row.method} | {row.size or 'own'} | {overlap} | {_interval(row.recall, signed=False)} "
+                         f"| {difference} | {row.chunks} | {row.tokens:.0f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -576,30 +836,92 @@ def write_csv(path: Path, headers, rows) -> None:
         writer.writerows(rows)
 
 
-def save_plot(path: Path, by_size: dict, retrievers: list, budget: int, embedder: str) -> None:
-    """Recall within the budget against chunk size, a line per chunker, a dashed line per retriever."""
+def save_plot(path: Path, table: Table, budget: int, embedder: str, overlaps: tuple = (0,)) -> None:
+    """Recall within the budget against chunk size, with its intervals: a line per chunker and overlap
+    asked (an eighth is 16 tokens at 128, 32 at 256), a dashed line and its band per retriever; the
+    legend beside the plot, where it covers no line."""
     from matplotlib.figure import Figure
 
     from labkit.plots import figure_png
 
-    figure = Figure(figsize=(8, 4.5), layout="constrained")
+    figure = Figure(figsize=(10, 4.5), layout="constrained")
     axes = figure.subplots()
-    for name, points in by_size.items():
-        sizes = sorted(points)
-        axes.plot(sizes, [points[size] for size in sizes], marker="o", label=name)
-    for number, scored in enumerate(retrievers):
-        axes.axhline(scored.recall.mean(), linestyle="--", color=f"C{len(by_size) + number}",
-                     label=f"{scored.method} (sizes of its own)")
-    sizes = sorted({size for points in by_size.values() for size in points})
+    lines = {}
+    for row in table.chunkers:
+        asked = next((spec for spec in overlaps if overlap_tokens(spec, row.size) == row.overlap), row.overlap)
+        lines.setdefault((row.method, str(asked)), []).append(row)
+    shown_overlap = len(overlaps) > 1
+    for number, ((name, overlap), points) in enumerate(lines.items()):
+        points.sort(key=lambda row: row.size)
+        estimates = np.array([row.recall.estimate for row in points])
+        errors = [estimates - [row.recall.low for row in points], [row.recall.high for row in points] - estimates]
+        shift = 1 + 0.06 * (number / max(len(lines) - 1, 1) - 0.5)  # side by side, so no bar hides another
+        axes.errorbar([row.size * shift for row in points], estimates, yerr=errors, marker="os^Dv"[number // 10 % 5],
+                      capsize=3, label=name + (f", overlap {overlap}" if shown_overlap else ""))
+    for number, row in enumerate(table.retrievers):
+        color = f"C{(len(lines) + number) % 10}"
+        axes.axhline(row.recall.estimate, linestyle="--", color=color, label=f"{row.method} (sizes of its own)")
+        axes.axhspan(row.recall.low, row.recall.high, color=color, alpha=0.08)
+    sizes = sorted({row.size for row in table.chunkers})
     if sizes:
         axes.set_xscale("log", base=2)
         axes.set_xticks(sizes, [str(size) for size in sizes])
     axes.set_xlabel("chunk size (tokens)")
     axes.set_ylabel(f"recall within {budget:,} tokens ({embedder})")
-    axes.set_title("Recall against chunk size, at equal reading cost")
+    axes.set_title("Recall against chunk size, at equal reading cost (bars and bands: 95% intervals)")
     axes.grid(alpha=0.3)
-    axes.legend(fontsize=8)
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     path.write_bytes(figure_png(figure))
+
+
+# --------------------------------------------------------------------------
+# Each question: which methods found it
+# --------------------------------------------------------------------------
+
+
+def per_question(questions: list, scored: list, texts: dict) -> tuple:
+    """(headers, rows) of per-question.csv: a row per usable question, a column per method and setting
+    holding that question's recall (what the table averages)."""
+    headers = ["questions line", "question", "document", "document line"] + [s.setting for s in scored]
+    rows = [[question.line, question.question, question.doc, _line_number(texts[question.doc], question.start)]
+            + [f"{s.recall[number]:g}" for s in scored] for number, question in enumerate(questions)]
+    return headers, rows
+
+
+def missed_and_lone(questions: list, scored: list) -> tuple:
+    """([questions no method finds], [(question, the one method that finds it)]); a method finds a
+    question when one of its settings does."""
+    found = {}
+    for s in scored:
+        found[s.method] = found.get(s.method, np.zeros(len(questions), dtype=bool)) | (s.recall > 0)
+    missed, lone = [], []
+    for number, question in enumerate(questions):
+        finders = [name for name, hits in found.items() if hits[number]]
+        if not finders:
+            missed.append(question)
+        elif len(finders) == 1 and len(found) > 1:
+            lone.append((question, finders[0]))
+    return missed, lone
+
+
+def question_summary(questions: list, scored: list, texts: dict, shown: int = 10) -> list:
+    """The lines naming the questions every method misses and those one method alone finds."""
+    missed, lone = missed_and_lone(questions, scored)
+
+    def named(question):
+        text = " ".join(question.question.split())
+        text = text if len(text) <= 80 else text[:77] + "..."
+        return (f'line {question.line} "{text}" (answer in {question.doc} line '
+                f'{_line_number(texts[question.doc], question.start)})')
+
+    lines = [f"Missed by every method: {len(missed)} of {len(questions)} questions"
+             + (" (check their answers, or the documents lack what they ask)" if missed else "")]
+    lines += [f"  {named(question)}" for question in missed[:shown]]
+    lines += [f"Found by one method only: {len(lone)}"]
+    lines += [f"  {named(question)}: {method}" for question, method in lone[:shown]]
+    if len(missed) > shown or len(lone) > shown:
+        lines.append(f"  (the first {shown} of each; every question is in per-question.csv)")
+    return lines
 
 
 # --------------------------------------------------------------------------
@@ -614,13 +936,26 @@ class Settings(NamedTuple):
     questions: Path | None
     labs: Path
     budget: int
-    size: int
     sizes: tuple
+    overlaps: tuple  # each a Fraction of the size, or a whole number of tokens
     title: str
     embedder: str
     cache: Path
     out: Path
     methods: str | None
+
+    def grid(self, method: Method) -> list:
+        """[(size, overlap in tokens)] a chunker is measured at: every size and overlap asked, or each
+        size with no overlap for a chunker that has none."""
+        if not method.overlaps:
+            return [(size, 0) for size in self.sizes]
+        return [(size, overlap) for size in self.sizes
+                for overlap in dict.fromkeys(overlap_tokens(spec, size) for spec in self.overlaps)]
+
+
+def overlap_tokens(spec, size: int) -> int:
+    """An overlap asked as a fraction of the size (1/8) or in tokens (32), in tokens at `size`."""
+    return int(size * spec) if isinstance(spec, Fraction) else spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -631,19 +966,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "without it, only chunk and count")
     parser.add_argument("--labs", metavar="DIR", help="your own finished labs (default: the reference solutions)")
     parser.add_argument("--budget", type=int, default=BUDGET, help=f"tokens read per question (default {BUDGET})")
-    parser.add_argument("--size", type=int, default=SIZE, help=f"chunk size of the table, in tokens (default {SIZE})")
-    parser.add_argument("--sizes", default=",".join(map(str, PLOT_SIZES)),
-                        help="chunk sizes of the plot, comma-separated (default %(default)s)")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
+                        help="chunk sizes in tokens, comma-separated: each is a row of the table and a point of "
+                             "the plot (default %(default)s)")
+    parser.add_argument("--overlaps", default=",".join(OVERLAPS),
+                        help="overlaps, comma-separated, each a fraction of the size (1/8, 0.25) or whole tokens "
+                             "(32); each is a row of the table (default %(default)s)")
     parser.add_argument("--title", help="the documents' title, in rag7's headers (default: DOCS's folder name)")
-    parser.add_argument("--embedder", help="wordllama, hash or openai (default: $ACADEMY_EMBEDDER, else wordllama)")
+    parser.add_argument("--embedder", metavar="EMBEDDER",
+                        help=f"{', '.join(EMBEDDERS)} (default: $ACADEMY_EMBEDDER, else {DEFAULT_EMBEDDER})")
     parser.add_argument("--cache", metavar="DIR", help=f"where embeddings are kept (default {default_cache()})")
     parser.add_argument("--out", metavar="DIR", default="compare-output",
-                        help="where the table and the plot are written (default ./compare-output)")
+                        help="where the table, per-question.csv and the plot are written (default ./compare-output)")
     parser.add_argument("--methods", help='only the methods whose names hold these words, such as "rag5,rag10"')
 
 
 def settings_of(arguments: argparse.Namespace) -> Settings:
-    """The run's settings; a SystemExit with one line saying what to change for a bad one."""
+    """The run's settings, every one checked before a document is read: a SystemExit with one line
+    saying what to change for a bad one."""
+    sizes = _numbers(arguments.sizes, "--sizes", "whole numbers of tokens such as 128,256,512")
+    overlaps = tuple(_overlap(spec) for spec in arguments.overlaps.split(",") if spec.strip())
+    if not sizes or min(sizes) < 16:
+        raise SystemExit("compare: --sizes must be 16 tokens or more, such as 128,256,512")
+    if not overlaps:
+        raise SystemExit("compare: --overlaps is empty; give 0, a fraction such as 1/8, or tokens such as 32")
+    for size in sizes:
+        for spec in overlaps:
+            if not 0 <= overlap_tokens(spec, size) < size:
+                raise SystemExit(f"compare: an overlap of {spec} is {overlap_tokens(spec, size)} tokens at size "
+                                 f"{size}; an overlap must be smaller than every size (and 0 or more)")
+    if arguments.budget < 1:
+        raise SystemExit(f"compare: --budget {arguments.budget}: give 1 token or more, such as 1000")
+    embedder = arguments.embedder or os.environ.get("ACADEMY_EMBEDDER") or DEFAULT_EMBEDDER
+    check_embedder(embedder)
     docs = Path(arguments.docs)
     if not docs.is_dir():
         raise SystemExit(f"compare: DOCS {docs} is not a folder; give a folder of .md, .markdown, .mdx or .txt files")
@@ -656,68 +1011,145 @@ def settings_of(arguments: argparse.Namespace) -> Settings:
                          "with --labs DIR")
     if not labs.is_dir():
         raise SystemExit(f"compare: --labs {labs} is not a folder; give the folder of your rag4-...py to rag11-...py")
-    try:
-        sizes = tuple(sorted({int(size) for size in arguments.sizes.split(",") if size.strip()} | {arguments.size}))
-        embedder = embedder_name(arguments.embedder)
-    except ValueError as error:
-        raise SystemExit(f"compare: {error}; --sizes takes whole numbers such as 128,256,512") from None
-    if min(sizes) < 16 or arguments.budget < 1:
-        raise SystemExit("compare: chunk sizes must be 16 tokens or more, and --budget 1 or more")
     title = arguments.title if arguments.title is not None else docs.resolve().name
     cache = Path(arguments.cache) if arguments.cache else default_cache()
-    return Settings(docs, questions, labs, arguments.budget, arguments.size, sizes, title, embedder, cache,
+    if questions is not None:
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            writable = os.access(cache, os.W_OK)
+        except OSError as error:
+            writable = False
+            cache = Path(f"{cache} ({error.strerror or error})")
+        if not writable:
+            raise SystemExit(f"compare: the embedding cache's folder {cache} cannot be written; give one that can "
+                             f"be with --cache DIR (or ACADEMY_CACHE_DIR)")
+    return Settings(docs, questions, labs, arguments.budget, sizes, overlaps, title, embedder, cache,
                     Path(arguments.out), arguments.methods)
+
+
+def _numbers(text: str, option: str, example: str) -> tuple:
+    """The sorted whole numbers of a comma-separated option; a SystemExit naming the option otherwise."""
+    try:
+        return tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise SystemExit(f"compare: {option} {text!r}: give {example}") from None
+
+
+def _overlap(spec: str):
+    """'1/8' or '0.125' -> a Fraction of the size; '32' -> 32 tokens; a SystemExit otherwise."""
+    spec = spec.strip()
+    try:
+        return int(spec) if spec.lstrip("-").isdigit() else Fraction(spec)
+    except (ValueError, ZeroDivisionError):
+        raise SystemExit(f"compare: --overlaps {spec!r}: give 0, a fraction of the size such as 1/8 or 0.25, "
+                         f"or whole tokens such as 32") from None
+
+
+def check_embedder(name: str) -> None:
+    """A SystemExit, one line, for an embedder this run could not use (unknown, its package or weights
+    missing, no key): found before any document is read, not after an hour of chunking."""
+    import importlib.util
+
+    if name not in EMBEDDERS:
+        raise SystemExit(f"compare: unknown embedder {name!r}; use one of {', '.join(EMBEDDERS)} "
+                         f"(--embedder or ACADEMY_EMBEDDER)")
+    if name == "minilm":
+        from labkit import minilm
+        try:
+            minilm.model_folder()
+        except ImportError as error:
+            raise SystemExit(f"compare: {error}") from None
+    elif name == "openai":
+        from labkit import openai_embedder
+        if importlib.util.find_spec("openai") is None:
+            raise SystemExit("compare: the openai embedder needs the openai package: pip install openai "
+                             "(or choose another with --embedder)")
+        try:
+            setting = openai_embedder.settings()
+        except openai_embedder.EmbeddingError as error:
+            raise SystemExit(f"compare: {error}") from None
+        if setting.api_key is None and setting.is_openai:
+            raise SystemExit(f"compare: OPENAI_API_KEY is not set: set it to your OpenAI key to embed with "
+                             f"{setting.model} (or set OPENAI_BASE_URL to a local server, or choose another "
+                             f"embedder with --embedder)")
+    elif name == "wordllama" and importlib.util.find_spec("wordllama") is None:
+        raise SystemExit("compare: the wordllama embedder needs its package: pip install wordllama "
+                         "(or choose another with --embedder)")
 
 
 def run(settings: Settings) -> int:
     """The whole comparison (or, without questions, the chunking alone); the exit code."""
+    from labkit.openai_embedder import EmbeddingError
+
+    try:
+        return _run(settings)
+    except EmbeddingError as error:  # the cache's folder, the server, the cost stop: each one line
+        raise SystemExit(f"compare: {error}") from None
+
+
+def _run(settings: Settings) -> int:
     documents = read_documents(settings.docs)
-    for line in documents.problems:
-        print(f"  {line}", file=sys.stderr)
+    settings.out.mkdir(parents=True, exist_ok=True)
+    _left_out(documents.problems, settings.out / "left-out.txt")
     if not documents.texts:
         raise SystemExit(f"compare: no readable .md, .markdown, .mdx or .txt file in {settings.docs}; "
                          f"point DOCS at a folder of Markdown or text files")
     characters = sum(map(len, documents.texts.values()))
     print(f"{len(documents.texts)} documents ({characters / 1e6:.2f} M characters) read from {settings.docs}"
-          + (f", {len(documents.problems)} left out" if documents.problems else ""))
+          + (f", {len(documents.problems)} files left out (listed on stderr)" if documents.problems else ""))
     questions = None
     if settings.questions is not None:
         questions = read_questions(settings.questions, documents.texts)
         for line in questions.problems:
-            print(f"  {settings.questions.name} {line}")
+            print(f"  {settings.questions.name} {line}", file=sys.stderr)
         if not questions.usable:
             raise SystemExit(f"compare: none of the {questions.lines} questions in {settings.questions} is usable "
                              f"(each answer must be a quote found once in DOCS); see the lines above")
         print(f"{len(questions.usable)} of {questions.lines} questions usable" +
-              (f" ({len(questions.problems)} listed above, left out)" if questions.problems else ""))
+              (f" ({len(questions.problems)} listed on stderr, left out)" if questions.problems else ""))
     problems = []
     methods = chosen(course_methods(settings.labs, settings.title, settings.embedder, problems)
-                     + peer_methods(settings.title), settings.methods)
+                     + peer_methods(settings.title, problems), settings.methods)
     for line in problems:
-        print(f"  {line}")
+        print(f"  {line}", file=sys.stderr)
     if not methods:
         raise SystemExit(f"compare: no method to compare (--methods {settings.methods!r} matches none)")
-    settings.out.mkdir(parents=True, exist_ok=True)
     if questions is None:
         return chunk_only(settings, documents.texts, [m for m in methods if m.chunk])
     return compare(settings, documents.texts, questions.usable, methods)
 
 
+def _left_out(problems: list, path: Path, shown: int = 20) -> None:
+    """Each file left out, on stderr (the first `shown`) and all of them in `path`."""
+    for line in problems[:shown]:
+        print(f"  {line}", file=sys.stderr)
+    if len(problems) > shown:
+        print(f"  ... and {len(problems) - shown} more files left out, every one listed in {path}", file=sys.stderr)
+    if problems:
+        path.write_text("\n".join(problems) + "\n", encoding="utf-8")
+    elif path.exists():
+        path.unlink()
+
+
 def chunk_only(settings: Settings, texts: dict, methods: list) -> int:
-    """Chunk every document with every chunker at --size: chunks, mean tokens and seconds, as a table."""
-    progress = Progress("chunking", len(methods) * len(texts))
-    rows = []
-    for method in methods:
-        try:
-            chunked = chunk_all(method, texts, settings.size, progress)
-        except ValueError as error:
-            print(f"  {method.name}: left out, {error}")
+    """Chunk every document with every chunker at every size and overlap: chunks, mean tokens and seconds."""
+    grid = [(method, size, overlap) for method in methods for size, overlap in settings.grid(method)]
+    progress = Progress("chunking", len(grid) * sum(map(len, texts.values())), "characters")
+    rows, failed = [], set()
+    for method, size, overlap in grid:
+        if method.name in failed:
+            progress.advance(sum(map(len, texts.values())))
             continue
-        tokens = [chunk.n_tokens for _, chunk in chunked.chunks]
-        rows.append([method.name, settings.size, len(tokens), f"{np.mean(tokens) if tokens else 0:.0f}",
-                     f"{chunked.seconds:.2f}"])
+        try:
+            counts, seconds = _chunk_counts(method, texts, size, overlap, progress)
+        except ValueError as error:
+            print(f"\n  {method.name}: left out, {error}", file=sys.stderr)
+            failed.add(method.name)
+            continue
+        rows.append([method.name, size, overlap, len(counts), f"{np.mean(counts) if counts else 0:.0f}",
+                     f"{seconds:.2f}"])
     progress.close()
-    headers = ("method", "size", "chunks", "mean tokens", "wall seconds")
+    headers = ("method", "size", "overlap", "chunks", "mean tokens", "wall seconds")
     print("\n" + "  ".join(f"{h:>12}" if n else f"{h:<28}" for n, h in enumerate(headers)))
     for row in rows:
         print("  ".join(f"{str(cell):>12}" if n else f"{cell:<28}" for n, cell in enumerate(row)))
@@ -726,79 +1158,109 @@ def chunk_only(settings: Settings, texts: dict, methods: list) -> int:
     return 0
 
 
+def _chunk_counts(method: Method, texts: dict, size: int, overlap: int, progress: Progress) -> tuple:
+    """([tokens of each chunk], seconds) of one chunker at one setting; a ValueError naming the document."""
+    counts, began = [], time.perf_counter()
+    for name, text in texts.items():
+        counts += [chunk.n_tokens for _, chunk in chunks_of(method, name, text, size, overlap)]
+        progress.advance(len(text))
+    return counts, time.perf_counter() - began
+
+
 def compare(settings: Settings, texts: dict, questions: list, methods: list) -> int:
-    """Chunk, embed, score and print the table; write it as CSV and Markdown, and the plot as PNG."""
+    """Chunk, embed and score every setting, then the retrievers; print the table, the recommendation and
+    the questions missed; write the table (CSV, Markdown), per-question.csv and the plot."""
     # The reference metrics, whoever wrote the chunkers: an independent ruler. A handout has no
     # solutions/: its learner's own rag8 measures then.
     rag8 = load_lab("rag8", SOLUTIONS if SOLUTIONS.is_dir() else settings.labs)
     cache = EmbeddingCache(settings.cache, settings.embedder)
-    chunked = chunk_every_size([m for m in methods if m.chunk], texts, settings.sizes)
-    cache.embed_missing([chunk.embedding_text for result in chunked.values() for _, chunk in result.chunks],
-                        "embedding chunks")
     question_vectors = cache.vectors([question.question for question in questions], "embedding questions")
-    scored = {(name, size): score_chunks(name, size, result, questions, question_vectors, cache, settings.budget,
-                                         rag8) for (name, size), result in chunked.items()}
-    del chunked  # the scores are all that is needed now: the retrievers' indexes take the room
-    cache.memo.clear()
-    retrieved = retrieve([m for m in methods if m.search], texts, questions, settings.budget, rag8)
-    at_size = [result for (_, size), result in scored.items() if size == settings.size] + retrieved
-    if not at_size:
+    grid = [(method, size, overlap) for method in methods if method.chunk for size, overlap in settings.grid(method)]
+    _announce(settings, texts, grid, [method.name for method in methods if method.search])
+    scored = score_grid(grid, texts, questions, question_vectors, cache, settings.budget, rag8)
+    scored += retrieve([m for m in methods if m.search], texts, questions, settings.budget, rag8)
+    if not scored:
         raise SystemExit("compare: every method failed (see the lines above); nothing to compare")
-    rows = table_rows(at_size, rag8)
-    advice = recommendation(rows, settings.budget)
-    print(f"\n{len(questions)} questions, {settings.embedder}; chunks of {settings.size} tokens (overlap an eighth), "
-          f"each question reading at most {settings.budget:,} tokens")
-    for line in table_text(rows, settings.budget):
+    table = table_of(scored, rag8)
+    advice = recommendation(table, settings.budget)
+    overlaps = ", ".join(str(spec) for spec in settings.overlaps)
+    print(f"\n{len(questions)} questions, {settings.embedder}; chunks of {_some(list(map(str, settings.sizes)), 9)} "
+          f"tokens, overlap {overlaps}; each question reading at most {settings.budget:,} tokens")
+    for line in table_text(table, settings.budget):
         print(f"  {line}")
-    print(f"  [low, high]: {rows[0].recall.level:.0%} bootstrap intervals over the questions; vs best: paired, "
-          f"the same questions resampled for both;\n  tokens read: mean per question; own: a retriever's sizes "
-          f"are its own (chunks: the units it ranks)")
-    print(f"\n{advice}")
-    write_outputs(settings, rows, advice, scored, retrieved)
+    print("  [low, high]: 95% bootstrap intervals over the questions; vs best of its kind: paired, the same "
+          "questions\n  resampled for both; tokens read: mean per question; own: a retriever's sizes are its own "
+          "(chunks: the units it ranks)")
+    print(f"\n{advice}\n")
+    for line in question_summary(questions, scored, texts):
+        print(line)
+    write_outputs(settings, table, advice, questions, scored, texts)
     print(f"embeddings: {cache.embedded:,} embedded now, {cache.reused:,} taken from the cache in {settings.cache}")
     return 0
 
 
-def chunk_every_size(methods: list, texts: dict, sizes: tuple) -> dict:
-    """{(method, size): Chunked} for every chunker and size, under one progress bar; a chunker that
-    fails is left out with one line (a learner's lab with a TODO left, a chunk off its offsets)."""
-    progress, chunked = Progress("chunking", len(methods) * len(sizes) * len(texts)), {}
-    for method in methods:
-        for size in sizes:
+def _announce(settings: Settings, texts: dict, grid: list, retrievers: list = ()) -> None:
+    """What is about to be done, before the long part: the chunkings and, for a paid embedder, its cost."""
+    characters = sum(map(len, texts.values()))
+    print(f"{len(grid)} chunkings of {characters / 1e6:.2f} M characters to embed and score (the bar shows the time "
+          f"left once it moves)")
+    if retrievers and characters > RETRIEVER_WARNING:
+        print(f"{_some(retrievers)} index the whole corpus at once: about {characters * RETRIEVER_BYTES / 1e9:.1f} GB "
+              f"of memory for these {characters / 1e6:.0f} M characters (the chunkers need the largest document's "
+              f"share only); --methods without rag10 and rag11 leaves them out")
+    if settings.embedder == "openai":
+        from labkit import openai_embedder
+        setting = openai_embedder.settings()
+        tokens = characters / 4 * sum(1 + overlap / size for _, size, overlap in grid)  # about 4 characters a token
+        print(f"openai: about {tokens / 1e6:.1f} M tokens to embed, at most about "
+              f"${tokens * setting.price_per_million / 1e6:.2f} at {setting.model}'s price (less what is cached); "
+              f"ACADEMY_MAX_COST=${setting.max_cost:g} stops a run that would cost more")
+
+
+def score_grid(grid: list, texts: dict, questions: list, question_vectors, cache, budget: int, rag8) -> list:
+    """A Scored per chunker and setting, under one bar counting characters; a chunker that fails is left
+    out with one line (a learner's lab with a TODO left, a chunk off its offsets)."""
+    characters, names = sum(map(len, texts.values())), list(texts)
+    progress, scored, failed = Progress("chunking and embedding", len(grid) * characters, "characters"), [], set()
+    for method, size, overlap in grid:
+        before = progress.done
+        if method.name not in failed:
             try:
-                chunked[method.name, size] = chunk_all(method, texts, size, progress)
+                spans = chunk_and_embed(method, texts, size, overlap, cache, progress)
+                recall, tokens = score_spans(spans, names, questions, question_vectors, budget, rag8)
+                scored.append(Scored(method.name, size, overlap, recall, tokens, len(spans.rows)))
             except ValueError as error:
-                print(f"\n  {method.name}: left out, {error}")
-                chunked = {key: value for key, value in chunked.items() if key[0] != method.name}
-                progress.advance(len(texts) * (len(sizes) - sizes.index(size)))
-                break
+                print(f"\n  {method.name}: left out, {error}", file=sys.stderr)
+                failed.add(method.name)
+        progress.advance(before + characters - progress.done)
     progress.close()
-    return chunked
+    return scored
 
 
 def retrieve(methods: list, texts: dict, questions: list, budget: int, rag8) -> list:
     """Each retriever's Scored; one that fails is left out with one line."""
-    progress, scored = Progress("retrieving (rag10, rag11)", len(methods)), []
+    if not methods:
+        return []
+    progress, scored = Progress("retrieving (rag10, rag11)", len(methods), "retrievers"), []
     for method in methods:
         try:
             scored.append(score_retriever(method, texts, questions, budget, rag8))
         except Exception as error:  # a learner's lab may stop at a TODO: compare the rest
-            print(f"\n  {method.name}: left out, {_one_line(error)}")
+            print(f"\n  {method.name}: left out, {_one_line(error)}", file=sys.stderr)
         progress.advance()
     progress.close()
     return scored
 
 
-def write_outputs(settings: Settings, rows: list, advice: str, scored: dict, retrieved: list) -> None:
-    """compare.csv, compare.md (the table and the recommendation) and recall-vs-size.png into --out."""
+def write_outputs(settings: Settings, table: Table, advice: str, questions: list, scored: list, texts: dict) -> None:
+    """compare.csv, compare.md (the table and the recommendation), per-question.csv and recall-vs-size.png."""
     out = settings.out
-    write_csv(out / "compare.csv", HEADERS, [_cells(row) for row in rows])
-    (out / "compare.md").write_text(markdown_table(rows, settings.budget) + f"\n{advice}\n", encoding="utf-8")
-    by_size = {}
-    for (name, size), result in scored.items():
-        by_size.setdefault(name, {})[size] = float(result.recall.mean())
-    save_plot(out / "recall-vs-size.png", by_size, retrieved, settings.budget, settings.embedder)
-    print(f"Written: {out / 'compare.csv'}, {out / 'compare.md'}, {out / 'recall-vs-size.png'}")
+    write_csv(out / "compare.csv", HEADERS, [_cells(row, kind) for _, kind, rows in _sections(table) for row in rows])
+    (out / "compare.md").write_text(markdown_table(table, settings.budget) + f"\n{advice}\n", encoding="utf-8")
+    write_csv(out / "per-question.csv", *per_question(questions, scored, texts))
+    save_plot(out / "recall-vs-size.png", table, settings.budget, settings.embedder, settings.overlaps)
+    print(f"Written: {out / 'compare.csv'}, {out / 'compare.md'}, {out / 'per-question.csv'}, "
+          f"{out / 'recall-vs-size.png'}")
 
 
 def main(argv=None) -> int:

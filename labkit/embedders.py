@@ -52,11 +52,15 @@ def wordllama_vectors(texts: list[str]) -> np.ndarray:
     Each distinct line is tokenized, and its token vectors summed, once per
     process: chunkings of one corpus share most of their lines, so embedding
     the second costs little more than a few additions. A text of only spaces has
-    no meaning and stays a zero row.
+    no meaning and stays a zero row. Texts go a batch at a time, so that the bound
+    on the lines remembered holds within one long call too (an index of 70,000 units).
     """
+    if len(texts) > BATCH_TEXTS:
+        return np.concatenate([wordllama_vectors(texts[first:first + BATCH_TEXTS])
+                               for first in range(0, len(texts), BATCH_TEXTS)])
     weights = wordllama_model().embedding
     lines = [[LINE_START + line if n == 0 else line for n, line in enumerate(text.split("\n"))] for text in texts]
-    if len(_line_sums) > 500_000:  # a bound on memory for very long runs
+    if len(_line_sums) > MAX_LINES:  # a bound on memory for very long runs
         _line_sums.clear()
     missing = list(dict.fromkeys(line for text_lines in lines for line in text_lines if line not in _line_sums))
     encodings = wordllama_model().tokenizer.encode_batch_fast(missing, add_special_tokens=False)
@@ -74,3 +78,5 @@ def wordllama_vectors(texts: list[str]) -> np.ndarray:
 
 LINE_START = "\u2581"  # what wordllama's tokenizer puts before a text ("▁")
 _line_sums: dict[str, tuple[np.ndarray, int]] = {}  # a line -> (sum of its token vectors, its token count)
+BATCH_TEXTS = 4096  # texts embedded at a time
+MAX_LINES = 100_000  # lines remembered at most, about 1.3 KB each: 130 MB, the lines of a 5 MB corpus

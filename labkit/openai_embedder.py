@@ -78,7 +78,12 @@ class EmbeddingError(RuntimeError):
 
 
 class CacheError(EmbeddingError):
-    """The embedding cache cannot be read or written."""
+    """The embedding cache cannot be read or written. `reason` is set when the file itself cannot be
+    read (damaged, an older layout, another program's), so that one who can may set it aside."""
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message)
+        self.reason = reason
 
 
 class CostLimitError(EmbeddingError):
@@ -197,7 +202,7 @@ def settings(model: str | None = None) -> Settings:
         dimensions=_number("ACADEMY_OPENAI_DIMENSIONS", None, int, 1),
         api_key=os.environ.get("OPENAI_API_KEY", "").strip() or None,
         timeout=_number("ACADEMY_OPENAI_TIMEOUT", DEFAULT_TIMEOUT, float, 0.001),
-        cache_path=(Path(cache_dir).expanduser() if cache_dir else default_cache_dir()) / "embeddings.sqlite",
+        cache_path=(Path(cache_dir).expanduser() if cache_dir else default_cache_dir()) / CACHE_FILE,
         max_cost=_number("ACADEMY_MAX_COST", DEFAULT_MAX_COST),
         price=_number("ACADEMY_OPENAI_PRICE", None),
     )
@@ -218,9 +223,16 @@ def _checksum(blob: bytes) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+CACHE_FILE = "embeddings.sqlite"  # the course's one embedding cache: the labs' embedder and compare's
+SCHEMA_VERSION = 1  # PRAGMA user_version of the layout below; 0 is the same layout, written before it had one
+COLUMNS = ["key", "model", "dimensions", "vector", "checksum"]
+PAGE_SIZE = 32768  # bytes: about 25 vectors of 256 dimensions a page, little left over
+# A table with rowids: its rows (a vector of 1 KB or more each) sit in the table's own pages, the keys in
+# an index beside it. WITHOUT ROWID would keep whole rows in the key's B-tree, where a row over a
+# twentieth of a page spills to a page of its own: 4.7 KB on disk for a vector of 1 KB.
 SCHEMA = """CREATE TABLE IF NOT EXISTS vectors (
     key TEXT PRIMARY KEY, model TEXT NOT NULL, dimensions INTEGER NOT NULL,
-    vector BLOB NOT NULL, checksum TEXT NOT NULL) WITHOUT ROWID"""
+    vector BLOB NOT NULL, checksum TEXT NOT NULL)"""
 
 
 class Cache:
@@ -239,6 +251,8 @@ class Cache:
             self.connection.execute("PRAGMA busy_timeout = 60000")
             self._set_up()
         except sqlite3.DatabaseError as error:
+            if hasattr(self, "connection"):
+                self.connection.close()  # so that the file can be set aside
             raise self.damaged(error) from None
         except OSError as error:
             raise CacheError(f"cannot open the embedding cache {path} ({error.strerror or error}); "
@@ -253,18 +267,32 @@ class Cache:
         deadline = time.monotonic() + patience_seconds
         while True:
             try:
+                self.connection.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # a new file's only: rows of 1 KB pack well
                 if self.connection.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
                     raise sqlite3.DatabaseError("it cannot be switched to WAL mode")
                 self.connection.execute(SCHEMA)
+                self._check_layout()
                 return
             except sqlite3.OperationalError as error:
                 if "locked" not in str(error) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.02)
 
+    def _check_layout(self) -> None:
+        """A DatabaseError when the file holds another layout than SCHEMA's, or a later version of it."""
+        columns = [row[1] for row in self.connection.execute("PRAGMA table_info(vectors)")]
+        if columns != COLUMNS:
+            raise sqlite3.DatabaseError(f"its table of vectors has the columns {', '.join(columns)}: an older "
+                                        f"layout or another program's")
+        version = self.connection.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
+            self.connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        elif version != SCHEMA_VERSION:
+            raise sqlite3.DatabaseError(f"its schema is version {version}, this course reads {SCHEMA_VERSION}")
+
     def damaged(self, reason) -> CacheError:
         return CacheError(f"the embedding cache {self.path} is damaged ({reason}); delete it to rebuild it: "
-                          f"rm {self.path}* (its texts are embedded again on the next run)")
+                          f"rm {self.path}* (its texts are embedded again on the next run)", str(reason))
 
     def get(self, keys: list[str]) -> dict[str, np.ndarray]:
         """{key: vector} for the keys the cache holds, each vector checked against its checksum."""

@@ -37,9 +37,15 @@ or `pip install ".[notebooks]"` in a clone), then start `jupyter lab` in this fo
 notebook there also writes its lab script (jupytext pairs them), so a later lab sees your work
 whichever form you wrote it in.
 
-When the labs are done, try your own documents:
+When the labs are done, try your own documents, then take the chunker you chose to your pipeline:
 
     chunking-labs compare YOUR_DOCS --questions YOUR_QUESTIONS.jsonl --labs labs
+    chunking-labs chunk YOUR_DOCS --method "markdown (rag6)" --labs labs --out chunks.jsonl
+
+The reference labs (the solutions) are not in this folder: an installed course keeps them
+inside the package, where this prints their folder (a clone has them in solutions/):
+
+    python -c "import academy_llm; print(academy_llm.COURSE_ROOT / 'solutions')"
 """
 
 
