@@ -37,12 +37,18 @@ TOKEN = secrets.token_hex(4)  # names what the attacks leave, so that a run neve
 pytestmark = [pytest.mark.heavy, pytest.mark.skipif(sys.platform != "linux", reason="the walls are Linux's")]
 
 
-def attack_lab(folder: Path, module: str, isolation: str, token: str = TOKEN) -> remote.RemoteLab:
-    """A rag4 made of the stub and the red team's `module`, ready to be called in a worker."""
+def attack_lab(folder: Path, module: str, isolation: str, token: str = TOKEN, hook_off: bool = True
+               ) -> remote.RemoteLab:
+    """A rag4 made of the stub and the red team's `module`, ready to be called in a worker; with `hook_off`,
+    its audit hook already turned off (kit.break_the_wall, whose one refusal the grader hears and fails)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "rag4-chunking.py"
     path.write_text(lab_source("rag4", module, {"token": token, "port": 9}), encoding="utf-8")
-    return remote.RemoteLab("rag4", path, {"rag4": path}, {}, FORBIDDEN, isolation)
+    lab = remote.RemoteLab("rag4", path, {"rag4": path}, {}, FORBIDDEN, isolation)
+    if hook_off:
+        with pytest.raises(remote.LabRefused, match="refused os.kill"):
+            lab.break_the_wall()
+    return lab
 
 
 def plain_lab(folder: Path, source: str, isolation: str) -> remote.RemoteLab:
@@ -220,3 +226,17 @@ def test_a_worker_makes_no_device_node(tmp_path, isolation):
     assert "hook" not in made, "the attack could not turn the audit hook off"
     assert [node for node, outcome in made.items() if outcome == "made"] == [], f"{isolation}: {made}"
     assert not list(Path("/tmp").glob(f"node-{TOKEN}-*")), "a node was left in the host's /tmp"
+
+
+@pytest.mark.parametrize("isolation", LAYERS)
+def test_a_silenced_hook_still_flags_what_was_tried(tmp_path, isolation):
+    """The red team's late find: after one refusal the lab reaches the hook's frame, sets its `busy` cell and
+    empties the worker's list of refusals, and no flag said what it tried. The hook now reports each refusal
+    on a line of its own before raising it, a line seccomp lets no call close or replace."""
+    lab = attack_lab(tmp_path / "silencer", "hook_silencer", isolation, hook_off=False)
+    try:
+        got = said(lambda: lab.word_windows("one two three", 2))
+    finally:
+        lab.close()
+    assert lab.refusals and lab.refusals[0].startswith("os.kill"), f"{isolation}: no flag; the call gave {got!r}"
+    assert isinstance(got, str) and "refused os.kill" in got, got

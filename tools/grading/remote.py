@@ -24,6 +24,7 @@ What a call can end in, each as one line that names the call:
   import that fails or never ends); every call fails at once with the reason.
 """
 
+import ast
 import atexit
 import builtins
 import functools
@@ -42,6 +43,7 @@ from pathlib import Path
 import confine
 import numpy as np
 import wire
+from safe_text import safe_text
 
 import academy_llm
 import labkit.running
@@ -56,6 +58,8 @@ FILE_SIZE_LIMIT = 64 << 20  # bytes: the largest file a worker may write (its sc
 MEMORY_LIMIT = 4 << 30  # bytes of address space a worker may use: a memory bomb gets MemoryError
 REPLY_LIMIT = 32 << 20  # bytes: the largest reply the grader reads from a worker (see wire.loads)
 TEST_LIMITS = 3  # a whole test may take this many time limits, however many calls it makes
+REFUSAL_TEXT = 300  # characters of a refusal the grader keeps
+REFUSAL_LINE_LOST = 75  # a worker's exit status when its hook could not report a refusal (worker.py)
 
 
 class LabProblem(Exception):
@@ -267,8 +271,10 @@ class Worker:
         self.home = Path(tempfile.mkdtemp(prefix=f"{config['lab']}-", dir=worker_base()))
         self.scratch = self.home / "scratch"
         self.scratch.mkdir(mode=0o700)
+        # The refusal line: the worker's audit hook writes each refusal here before raising it (worker.py).
+        self.refusal_line, refusal_end = os.pipe() if not confine.portable() else (None, None)
         config = dict(config, scratch=str(self.scratch), grader_pid=os.getpid(), cpu_seconds=CPU_SECONDS,
-                      portable=confine.portable(), sandboxed=isolation == confine.SANDBOX)
+                      portable=confine.portable(), sandboxed=isolation == confine.SANDBOX, refusal_fd=refusal_end)
         if isolation == confine.USER:
             config = copies_for_the_user(dict(config, original_file=config["file"]), self.home)
             self.mounted = confine.share_with_user(self.scratch)
@@ -286,10 +292,18 @@ class Worker:
         self.cgroup = confine.Cgroup(f"chunking-{os.getpid()}-{self.home.name}") if not confine.portable() else None
         if not confine.portable():
             user = confine.worker_user() if isolation == confine.USER else None
-            options = {"start_new_session": True, "preexec_fn": functools.partial(set_limits, self.cgroup, user)}
+            options = {"start_new_session": True, "preexec_fn": functools.partial(set_limits, self.cgroup, user),
+                       "pass_fds": (refusal_end,)}
         self.log = open(self.home / "worker.log", "wb")
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                        env=environment, cwd=self.scratch, **options)
+        try:
+            self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                            env=environment, cwd=self.scratch, **options)
+        finally:
+            if refusal_end is not None:
+                os.close(refusal_end)
+        if self.refusal_line is not None:
+            os.set_blocking(self.refusal_line, False)
+        self.heard = b""  # what the refusal line holds past its last full line
         self.replies = Replies(self.process.stdout)
         _live.add(self)
 
@@ -311,6 +325,24 @@ class Worker:
         line = self.replies.next(seconds)
         return None if line is None else wire.reply(line)
 
+    def reported(self) -> list[str]:
+        """The refusals the worker's hook has reported since the last look, each in the grader's escaped text.
+
+        The hook writes a refusal before it raises it, so every refusal of a call is here once its reply is.
+        """
+        if self.refusal_line is None:
+            return []
+        while True:
+            try:
+                part = os.read(self.refusal_line, 1 << 16)
+            except (BlockingIOError, OSError):
+                break
+            if not part:
+                break
+            self.heard = (self.heard + part)[-(1 << 20):]
+        *lines, self.heard = self.heard.split(b"\n")
+        return [safe_text(unquoted(line.decode("ascii", "replace"))) for line in lines if line.strip()]
+
     def how_it_ended(self) -> str:
         """One line on how the worker ended, after it has."""
         try:
@@ -326,6 +358,8 @@ class Worker:
             return f"the lab's process was killed by {name}{why}"
         if self.isolation == confine.SANDBOX and status is not None and status > 128:  # bwrap passes signals on
             return f"the lab's process was killed by signal {status - 128}"
+        if status == REFUSAL_LINE_LOST:
+            return "the lab's process ended: it kept the grader from hearing of a refusal"
         hint = " (did the lab call os._exit?)" if status not in (0, None) else ""
         return f"the lab's process ended with exit status {status}{hint}"
 
@@ -347,6 +381,9 @@ class Worker:
                 stream.close()
             except OSError:
                 pass
+        if self.refusal_line is not None:
+            os.close(self.refusal_line)
+            self.refusal_line = None
         self.log.close()
         if self.cgroup is not None:
             self.cgroup.remove()
@@ -354,6 +391,20 @@ class Worker:
             confine.unmount(self.scratch)
         shutil.rmtree(self.home, ignore_errors=True)
         _live.discard(self)
+
+
+def refusal_reason(what: str, refused: str) -> str:
+    return (f"{what}: the grader refused {refused}; a lab may read only its own files and write only in its "
+            f"scratch folder")
+
+
+def unquoted(text: str) -> str:
+    """A refusal as the hook wrote it (ascii() of its text), read back without running anything."""
+    try:
+        value = ast.literal_eval(text[:4 * REFUSAL_TEXT])
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    return value if isinstance(value, str) else text
 
 
 def set_limits(cgroup, user) -> None:
@@ -498,12 +549,19 @@ class RemoteLab:
             reply = worker.receive(seconds)
         except EOFError:
             reason = f"{what}: {worker.how_it_ended()}"
+            heard = self._heard(worker)
             self._stop()
+            if heard:  # the hook reported a refusal, then the worker ended
+                raise LabRefused(refusal_reason(what, heard[0])) from None
             raise LabCrashed(reason) from None
         except wire.WireError as error:
+            self._heard(worker)
             self._stop()
             raise LabBadValue(f"{what}: {error}") from None
+        if reply is not None:  # the refusals the hook reported, which the lab cannot take back
+            reply["refused"] = list(dict.fromkeys([*self._heard(worker), *reply.get("refused", [])]))
         if reply is None:
+            self._heard(worker)
             self._stop()
             if function is None:  # the lab's own import never ended
                 self._unavailable = f"{what} timed out after {round(seconds):g} s (an endless loop?)"
@@ -520,8 +578,7 @@ class RemoteLab:
         """The call's value, or the exception that stands for how it ended."""
         refused = self._note_refusals(reply)
         if refused:
-            raise LabRefused(f"{what}: the grader refused {refused[0]}; a lab may read only its "
-                             f"own files and write only in its scratch folder")
+            raise LabRefused(refusal_reason(what, refused[0]))
         if "error" in reply:
             raise rebuilt_error(reply["error"], what, self._name)
         try:
@@ -531,9 +588,15 @@ class RemoteLab:
             raise LabBadValue(f"{what}: {error}") from None
 
     def _note_refusals(self, reply: dict) -> list:
-        refused = [str(item) for item in reply.get("refused", [])]
+        refused = [safe_text(item) for item in reply.get("refused", [])]
         self.refusals += [item for item in refused if item not in self.refusals]
         return refused
+
+    def _heard(self, worker: Worker) -> list:
+        """What the worker's hook reported on its refusal line, kept for the lab's flags."""
+        heard = worker.reported()
+        self.refusals += [item for item in heard if item not in self.refusals]
+        return heard
 
     def _stop(self) -> None:
         if self._worker is not None:
