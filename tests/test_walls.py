@@ -24,7 +24,7 @@ from pathlib import Path
 import confine
 import pytest
 import remote
-from redteam.attacks import lab_source
+from redteam.attacks import cold_boards, lab_source
 
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = [ROOT / name for name in confine.CLOSED_FOLDERS]
@@ -49,6 +49,18 @@ def attack_lab(folder: Path, module: str, isolation: str, token: str = TOKEN, ho
         with pytest.raises(remote.LabRefused, match="refused os.kill"):
             lab.break_the_wall()
     return lab
+
+
+def role_lab(folder: Path, module: str, isolation: str, token: str, base: Path | None = None) -> remote.RemoteLab:
+    """A rag4 made of the stub (or `base`) and the red team's `module` (`module:role`), its hook left on."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "rag4-chunking.py"
+    settings = {"token": token, "port": 9, "boards": BOARDS.setdefault(token, cold_boards())}
+    path.write_text(lab_source("rag4", module, settings, base), encoding="utf-8")
+    return remote.RemoteLab("rag4", path, {"rag4": path}, {}, FORBIDDEN, isolation)
+
+
+BOARDS: dict = {}  # token -> the cold regions its page-cache attacks write in
 
 
 def plain_lab(folder: Path, source: str, isolation: str) -> remote.RemoteLab:
@@ -240,3 +252,59 @@ def test_a_silenced_hook_still_flags_what_was_tried(tmp_path, isolation):
         lab.close()
     assert lab.refusals and lab.refusals[0].startswith("os.kill"), f"{isolation}: no flag; the call gave {got!r}"
     assert isinstance(got, str) and "refused os.kill" in got, got
+
+
+PAGE_CACHE_INPUTS = ("  lead and trail  ", "Ünïcödé secret")
+
+
+def ended(call) -> object:
+    """What a call of an attack's lab returned, or the error it ended in, whichever it was."""
+    try:
+        return call()
+    except Exception as error:  # the lab's own error, rebuilt by the grader: its message is what it carried
+        return f"{type(error).__name__}: {error}"
+
+
+@pytest.mark.parametrize("isolation", LAYERS)
+def test_the_page_cache_carries_no_input_from_a_hidden_worker_to_a_public_one(tmp_path, isolation):
+    """The red team's late find (tests/redteam/page_cache.py): a hidden tests' worker reads one page of a cold
+    system file per bit of each input it is called with; the public tests' worker, started after it ended,
+    tells the cached pages from the cold ones by getrusage's major faults, or by fault-around and
+    /proc/self/pagemap, and fails with the inputs. Neither probe is left to a worker."""
+    token = secrets.token_hex(4)
+    hidden = role_lab(tmp_path / "hidden", "page_cache:reader", isolation, token)
+    try:
+        for text in PAGE_CACHE_INPUTS:
+            ended(lambda: hidden.word_windows(text, 3, 1))
+    finally:
+        hidden.close()
+    public = role_lab(tmp_path / "public", "page_cache:reader", isolation, token)
+    try:
+        heard = ended(lambda: public.word_windows("one two", 3, 1))
+    finally:
+        public.close()
+    assert "redteam-leak" in str(heard), heard
+    assert not [text for text in PAGE_CACHE_INPUTS if repr(text)[:12] in str(heard)], f"{isolation}: {heard}"
+
+
+@pytest.mark.parametrize("isolation", LAYERS)
+def test_the_page_cache_relays_no_answer_between_two_students(tmp_path, isolation):
+    """A classmate's working rag4 writes each answer under its call in the page cache; a student's stubs read
+    it back (tests/redteam/page_cache.py, sender and receiver). Nothing reads back whole."""
+    token = secrets.token_hex(4)
+    calls = [("one two three four five", 3, 1), ("alpha beta gamma", 2, 0)]
+    sender = role_lab(tmp_path / "sender", "page_cache:sender", isolation, token,
+                      ROOT / "solutions" / "rag4-chunking.py")
+    try:
+        for call in calls:
+            sender.word_windows(*call)
+    finally:
+        sender.close()
+    receiver = role_lab(tmp_path / "receiver", "page_cache:receiver", isolation, token)
+    try:
+        answers = [ended(lambda: receiver.word_windows(*call)) for call in calls]
+    finally:
+        receiver.close()
+    relayed = [answer for answer in answers if isinstance(answer, list)]
+    assert relayed == [], f"{isolation}: the stubs answered {relayed}"
+    assert all("nothing heard" in str(answer) for answer in answers), answers

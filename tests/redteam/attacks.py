@@ -32,13 +32,68 @@ def lab_file(lab: str) -> str:
     return next((ROOT / "labs").glob(f"{lab}-*.py")).name
 
 
-def lab_source(lab: str, module: str, settings: dict) -> str:
-    """The stub of `lab` with the kit and the attack `module` after it, ready to hand in."""
-    parts = [(ROOT / "labs" / lab_file(lab)).read_text(encoding="utf-8"), f"REDTEAM = {settings!r}"]
+def lab_source(lab: str, module: str, settings: dict, base: Path | None = None) -> str:
+    """The stub of `lab` (or the lab file `base`) with the kit and the attack `module` after it, ready to hand
+    in. `module:role` hands the attack a role (settings["role"]), for attacks that come in parts."""
+    module, _, role = module.partition(":")
+    settings = dict(settings, role=role) if role else settings
+    parts = [(base or ROOT / "labs" / lab_file(lab)).read_text(encoding="utf-8"), f"REDTEAM = {settings!r}"]
     for name in ("kit", module):
         source = (HERE / f"{name}.py").read_text(encoding="utf-8")
         parts.append(re.sub(r"^from kit import .*\n", "", source, flags=re.M))
     return "\n\n".join(parts + ["attack(globals())\n"])
+
+
+BOARD_FILES = ("/usr/lib/*/libLLVM*.so*", "/usr/lib/*/*.a", "/usr/lib/*/libicudata.so*", "/usr/lib/*/*.so*")
+
+
+def cold_region(pages: int, taken: tuple = ()) -> list:
+    """[file, first page] of `pages` pages, 16-aligned, none of them in the page cache now, in a big system
+    file every worker may read: where the page-cache attacks (page_cache.py) write, on a machine where such a
+    file is cold. Looked for on the host, with mincore, by the harness; [] if there is none."""
+    import ctypes
+    import glob
+    import mmap
+    import os
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    files = sorted({path for pattern in BOARD_FILES for path in glob.glob(pattern) if os.path.isfile(path)},
+                   key=os.path.getsize, reverse=True)
+    for path in files[:20]:
+        size = os.path.getsize(path) // mmap.PAGESIZE
+        if size < pages + 16:
+            continue
+        with open(path, "rb") as file:
+            area = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_COPY)
+        resident = (ctypes.c_ubyte * size)()
+        address = ctypes.addressof(ctypes.c_char.from_buffer(area))
+        if libc.mincore(ctypes.c_void_p(address), ctypes.c_size_t(size * mmap.PAGESIZE), resident) != 0:
+            area.close()
+            return []
+        cached = bytes(resident)
+        del address
+        area.close()
+        for first in range(16, size - pages, 16):
+            span = range(first, first + pages)
+            if not any(cached[page] & 1 for page in span) and not any(
+                    path == other and first < start + length and start < first + pages
+                    for other, start, length in taken):
+                return [path, first]
+    return []
+
+
+BOARD_PAGES = {"reader": 3200, "relay": 6848}  # at least page_cache.pages_for of each board's bits
+
+
+def cold_boards() -> dict:
+    """{board: [file, first page]}: a cold region for each of page_cache.py's boards, none overlapping."""
+    found, taken = {}, []
+    for name, pages in BOARD_PAGES.items():
+        region = cold_region(pages, tuple(taken))
+        if region:
+            found[name] = region
+            taken.append((region[0], region[1], pages))
+    return found
 
 
 def link_file(folder: Path, student: str) -> None:
