@@ -25,6 +25,7 @@ class Attack(NamedTuple):
     what: str
     labs: tuple  # (lab, module of this folder whose attack() runs in that lab, or None when `submit` makes it)
     submit: Callable | None = None  # submit(class_folder, student): a submission that is not lab files
+    accomplice: bool = False  # hands in the reference with the attack after it: the classmate a cheat needs
 
 
 def lab_file(lab: str) -> str:
@@ -152,6 +153,15 @@ ATTACKS = (
     Attack("ctypes", "opens the solutions file by a raw syscall through ctypes", (("rag4", "ctypes_syscall"),)),
     Attack("other-clones", "reads the reference from another checkout of the course on the same machine",
            (("rag4", "other_clones"),)),
+    Attack("hook-silencer", "cuts every line the grader might hear on, then silences the audit hook, then reads "
+           "solutions/", (("rag4", "hook_silencer"),)),
+    Attack("page-cache-reader", "its hidden tests' worker writes their inputs in the page cache of a cold system "
+           "file; its public tests' worker reads them back (major faults, pagemap) and fails with them",
+           (("rag4", "page_cache:reader"),)),
+    Attack("relay-a-sender", "a classmate's working rag4 that writes each answer in the page cache",
+           (("rag4", "page_cache:sender"),), accomplice=True),
+    Attack("relay-b-receiver", "stubs that read the classmate's answers back from the page cache",
+           (("rag4", "page_cache:receiver"),)),
 )
 
 
@@ -168,4 +178,6 @@ def write_class(folder: Path, attacks, honest, settings: dict) -> None:
             continue
         (folder / attack.student).mkdir()
         for lab, module in attack.labs:
-            (folder / attack.student / lab_file(lab)).write_text(lab_source(lab, module, settings), encoding="utf-8")
+            base = SOLUTIONS / lab_file(lab) if attack.accomplice else None
+            (folder / attack.student / lab_file(lab)).write_text(lab_source(lab, module, settings, base),
+                                                                 encoding="utf-8")

@@ -14,10 +14,13 @@ process can take them down, not even code that gets round the audit hook:
   something, or a worker outgrow its limits, fail with EPERM. No new
   process or program; no file locks, leases or watches (a lock on a file
   every worker reads is a channel between them); no page-cache probes
-  (mincore, cachestat, fadvise, readahead, a read that must not wait); no
-  futex but a private one; no device nodes; no System V or POSIX IPC,
-  keyrings or sockets; no namespaces, mounts, tracing, io_uring, BPF, new
-  limits or priorities; signals only to itself. Threads may still be started (the kernel's pids limit bounds them,
+  (mincore, cachestat, fadvise, readahead, a read that must not wait,
+  madvise's cold and pageout, getrusage's major faults, sysinfo, the NUMA
+  queries of a page); no futex but a private one; no device nodes; no
+  System V or POSIX IPC, keyrings or sockets; no namespaces, mounts,
+  tracing, io_uring, BPF, new limits or priorities; signals only to itself;
+  the audit hook's refusal line (worker.py) never closed or replaced.
+  Threads may still be started (the kernel's pids limit bounds them,
   confine.py).
 
 Both are plain system calls made with ctypes, so the worker needs no

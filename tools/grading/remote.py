@@ -41,12 +41,12 @@ import time
 from pathlib import Path
 
 import confine
+import judged
 import numpy as np
 import wire
 from safe_text import safe_text
 
 import academy_llm
-import labkit.running
 
 GRADING = Path(__file__).resolve().parent  # the grader's machinery: this folder
 WORKER = GRADING / "worker.py"
@@ -59,6 +59,7 @@ MEMORY_LIMIT = 4 << 30  # bytes of address space a worker may use: a memory bomb
 REPLY_LIMIT = 32 << 20  # bytes: the largest reply the grader reads from a worker (see wire.loads)
 TEST_LIMITS = 3  # a whole test may take this many time limits, however many calls it makes
 REFUSAL_TEXT = 300  # characters of a refusal the grader keeps
+SENT_KEPT = 10_000  # texts sent in one test that its messages may quote
 REFUSAL_LINE_LOST = 75  # a worker's exit status when its hook could not report a refusal (worker.py)
 
 
@@ -106,10 +107,11 @@ class Clock:
     limit: float = 60.0
     deadline: float | None = None  # when the whole test must end
     excused: float = 0.0  # seconds spent starting workers: the grader's cost, not the lab's
+    sent: list = []  # every text the grader sent a lab in this test: what its messages may quote (judged.py)
 
     @classmethod
     def start(cls, limit: float) -> None:
-        cls.limit, cls.excused = limit, 0.0
+        cls.limit, cls.excused, cls.sent = limit, 0.0, []
         cls.deadline = time.monotonic() + TEST_LIMITS * limit
 
     @classmethod
@@ -394,8 +396,8 @@ class Worker:
 
 
 def refusal_reason(what: str, refused: str) -> str:
-    return (f"{what}: the grader refused {refused}; a lab may read only its own files and write only in its "
-            f"scratch folder")
+    return (f"{what}: the grader refused {judged.refusal(refused)}; a lab may read only its own files and write "
+            f"only in its scratch folder")
 
 
 def unquoted(text: str) -> str:
@@ -482,6 +484,8 @@ class RemoteLab:
     def _call(self, function: str, args: tuple, kwargs: dict):
         what = describe(function, args, kwargs)
         self.last_call = what
+        if len(Clock.sent) < SENT_KEPT:
+            Clock.sent += judged.sent_texts((args, kwargs), [])
         if self._unavailable:
             hung = "timed out" in self._unavailable
             raise LabUnavailable(f"{what} not run: {self._unavailable}" if hung else self._unavailable)
@@ -527,16 +531,26 @@ class RemoteLab:
             raise LabUnavailable(self._unavailable) from None
         refused = self._note_refusals(reply)
         if refused:  # an attempt is enough, even one the lab caught
-            self._unavailable = one_line(f"importing {self._name}: the grader refused {refused[0]}")
+            self._unavailable = one_line(f"importing {self._name}: the grader refused {judged.refusal(refused[0])}")
         elif "error" in reply:
-            error = reply["error"]
-            self._unavailable = one_line(
-                f"the lab cannot be imported: {error['type']}: {error['message']}"
-                + (f" ({error['where']})" if error.get("where") else ""))
+            self._unavailable = one_line(f"the lab cannot be imported: {self._import_error(reply['error'])}")
         if self._unavailable:
             self._stop()
             raise LabUnavailable(self._unavailable)
         return worker
+
+    def _files(self) -> tuple:
+        """The names of the lab files the grader knows: where a lab's error may be said to be raised."""
+        return tuple({Path(path).name for path in [self._config["file"], *self._config["files"].values()]})
+
+    def _import_error(self, error: dict) -> str:
+        """Why the lab cannot be imported, in the grader's words: a syntax error as the grader's own compiler
+        reads the file (it runs nothing), any other error by its builtin kind and place."""
+        if error.get("builtin") == "SyntaxError":
+            found = syntax_error(Path(self._config["file"]))
+            if found:
+                return found
+        return judged.lab_error(error, None, self._name, self._files()).replace("raised", "it raised", 1)
 
     def _startup_failure(self, worker: Worker, message) -> str:
         """Why a worker never got ready; the grader's own fault, so its log is kept in the reason."""
@@ -580,7 +594,7 @@ class RemoteLab:
         if refused:
             raise LabRefused(refusal_reason(what, refused[0]))
         if "error" in reply:
-            raise rebuilt_error(reply["error"], what, self._name)
+            raise rebuilt_error(reply["error"], what, self._name, what.partition("(")[0], self._files())
         try:
             return wire.decode(reply.get("value"))
         except wire.WireError as error:  # a worker that sends what no worker sends is not trusted again
@@ -611,13 +625,10 @@ class RemoteLab:
             self._spare = None
 
 
-def rebuilt_error(error: dict, what: str, lab: str) -> BaseException:
-    """The lab's exception as the grader raises it: the same builtin type, with the call attached."""
-    message = str(error.get("message", ""))
-    todo = labkit.running.TODO_MARK.match(message)
-    if todo:
-        written = f"stops at {todo.group()}: not written yet"
-        message = labkit.running.earlier_lab_first(lab, message) or written
+def rebuilt_error(error: dict, what: str, lab: str, function: str = "", files: tuple = ()) -> BaseException:
+    """The lab's exception as the grader raises it: the same builtin type, with the call attached, and as its
+    message the grader's own words (judged.lab_error); the lab's words, escaped, stay in `lab_words`."""
+    message = judged.lab_error(error, function, lab, files)
     cls = getattr(builtins, str(error.get("builtin")), None)
     if not (isinstance(cls, type) and issubclass(cls, Exception)) or cls is Exception:
         cls = LabError
@@ -626,9 +637,20 @@ def rebuilt_error(error: dict, what: str, lab: str) -> BaseException:
     except TypeError:  # a builtin whose constructor wants more (UnicodeDecodeError...)
         exception = LabError(message)
     exception.lab_call = what
-    exception.lab_type = str(error.get("type"))
-    exception.lab_where = str(error.get("where", ""))
+    exception.lab_words = safe_text(error.get("message", ""), 200)
     return exception
+
+
+def syntax_error(path: Path) -> str:
+    """'SyntaxError: invalid syntax (rag9-semantic-chunking.py, line 1)' if the grader's own compiler finds
+    one in the lab file, else ''. Compiling runs nothing, and the file is what the student handed in."""
+    try:
+        compile(path.read_bytes(), path.name, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return safe_text(f"SyntaxError: {error.msg} ({path.name}, line {error.lineno})")
+    except (OSError, ValueError, MemoryError, RecursionError):
+        return ""
+    return ""
 
 
 def one_line(text: str, limit: int = 300) -> str:
