@@ -258,11 +258,12 @@ PAGE_CACHE_INPUTS = ("  lead and trail  ", "Ünïcödé secret")
 
 
 def ended(call) -> object:
-    """What a call of an attack's lab returned, or the error it ended in, whichever it was."""
+    """What a call of an attack's lab returned, or the error it ended in, in the lab's own words (which the
+    grader keeps for the instructor alone: judged.py), whichever it was."""
     try:
         return call()
-    except Exception as error:  # the lab's own error, rebuilt by the grader: its message is what it carried
-        return f"{type(error).__name__}: {error}"
+    except Exception as error:  # the lab's own error, rebuilt by the grader: its words are what it carried
+        return f"{type(error).__name__}: {getattr(error, 'lab_words', '') or error}"
 
 
 @pytest.mark.parametrize("isolation", LAYERS)
