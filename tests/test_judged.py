@@ -15,7 +15,7 @@ import pytest
 import remote
 
 ROOT = Path(__file__).resolve().parent.parent
-SECRET = "lead and trail"  # stands for a hidden input the lab learned
+SECRET = "keep it secret"  # stands for a hidden input the lab learned
 FILES = ("rag4-chunking.py",)
 
 
@@ -24,9 +24,9 @@ def test_the_labs_message_type_and_place_are_told_in_the_judges_words():
              "where": "rag4-chunking.py:12 in word_windows"}
     said = judged.lab_error(error, "word_windows", "rag4", FILES)
     assert said == "raised ValueError (at rag4-chunking.py:12 in word_windows)"
-    forged = dict(error, where=f"{SECRET}.py:1 in lead_and_trail", builtin="LeadAndTrail")
+    forged = dict(error, where=f"{SECRET}.py:1 in keep_it_secret", builtin="KeepItSecret")
     assert judged.lab_error(forged, "word_windows", "rag4", FILES) == "raised an exception"
-    helper = dict(error, where="rag4-chunking.py:40 in lead_and_trail")
+    helper = dict(error, where="rag4-chunking.py:40 in keep_it_secret")
     assert judged.lab_error(helper, "word_windows", "rag4", FILES) == "raised ValueError (at rag4-chunking.py:40)"
 
 
@@ -37,7 +37,7 @@ def test_a_todo_is_named_only_as_a_function_the_grader_knows():
     earlier = dict(stub, message="TODO(rag4) token_windows(): hint")
     assert judged.lab_error(earlier, "split_at_seams", "rag5", FILES) == (
         "rag5 builds on your rag4, which stops at TODO(rag4) token_windows(); finish rag4 first")
-    forged = dict(stub, message="TODO(rag4) lead_and_trail(): hint")
+    forged = dict(stub, message="TODO(rag4) keep_it_secret(): hint")
     assert judged.lab_error(forged, "word_windows", "rag4", FILES) == "stops at a TODO: not written yet"
 
 
@@ -50,7 +50,7 @@ def test_sys_exit_keeps_its_code_only():
 
 
 @pytest.mark.parametrize("message, sent, expected", [
-    ("word_windows('one two three four five …', 3, 1): chunk 1 [0, 4) 'lead and t…' is not its span",
+    ("word_windows('one two three four five …', 3, 1): chunk 1 [0, 4) 'keep it se…' is not its span",
      ["one two three four five six"],
      "word_windows('one two three four five …', 3, 1): chunk 1 [0, 4) <a text of the lab's> is not its span"),
     ("f('abc'): expected 'b', got 'zz'", ["abc"], "f('abc'): expected 'b', got <a text of the lab's>"),
@@ -129,16 +129,16 @@ def test_each_submission_draws_hidden_inputs_of_its_own(monkeypatch):
 
     monkeypatch.delenv("ACADEMY_SUBMISSION_SEED", raising=False)
     monkeypatch.setattr(check, "SUBMISSION", ["alice's files"])
-    alice, example = check.submission_seed(), check.varied("  lead and trail  ", "word_windows")
-    assert check.varied("  lead and trail  ", "word_windows") == example and check.submission_seed() == alice
+    alice, example = check.submission_seed(), check.varied("  keep it secret  ", "word_windows")
+    assert check.varied("  keep it secret  ", "word_windows") == example and check.submission_seed() == alice
     monkeypatch.setattr(check, "SUBMISSION", ["bob's files"])
-    assert check.submission_seed() != alice and check.varied("  lead and trail  ", "word_windows") != example
+    assert check.submission_seed() != alice and check.varied("  keep it secret  ", "word_windows") != example
     assert alice != check.grading_seed() and str(check.grading_seed()) not in str(alice)
     monkeypatch.setenv("ACADEMY_SUBMISSION_SEED", str(alice))
-    assert check.varied("  lead and trail  ", "word_windows") == example
+    assert check.varied("  keep it secret  ", "word_windows") == example
     shape = [(char.isalpha(), char if not char.isalpha() else "") for char in example]
-    assert shape == [(char.isalpha(), char if not char.isalpha() else "") for char in "  lead and trail  "]
-    assert "lead" not in example
+    assert shape == [(char.isalpha(), char if not char.isalpha() else "") for char in "  keep it secret  "]
+    assert "keep" not in example
 
 
 def test_a_varied_example_keeps_its_answer():

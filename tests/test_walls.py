@@ -254,7 +254,7 @@ def test_a_silenced_hook_still_flags_what_was_tried(tmp_path, isolation):
     assert isinstance(got, str) and "refused os.kill" in got, got
 
 
-PAGE_CACHE_INPUTS = ("  lead and trail  ", "Ünïcödé secret")
+PAGE_CACHE_INPUTS = ("  quiet words here  ", "Çà et là, secret")
 
 
 def ended(call) -> object:
