@@ -378,6 +378,60 @@ def test_no_lab_reaches_the_host(runs, listener):
     assert not reached, "\n".join(reached)
 
 
+# ---- the page-cache attacks in the other grading paths: the pytest form and Gradescope's ------------------------
+
+PAGE_CACHE_ATTACKS = ("page-cache-reader", "relay-a-sender", "relay-b-receiver")
+
+
+@pytest.fixture(scope="module")
+def other_paths(tmp_path_factory):
+    """The page-cache reader and the relay pair, on fresh cold regions, graded on rag4 in the pytest form and by
+    Gradescope's grade_class --gradescope-one, all at once: {(path, student): (what a student sees, points)}."""
+    base = tmp_path_factory.mktemp("paths")
+    attacks = [attack for attack in ATTACKS if attack.student in PAGE_CACHE_ATTACKS]
+    write_class(base / "class", attacks, (), {"token": f"paths{secrets.token_hex(4)}", "port": 9,
+                                              "boards": cold_boards()})
+    env = dict(os.environ, ACADEMY_GRADING_SEED=SEED,
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    started = {}
+    for attack in attacks:
+        folder = base / "class" / attack.student
+        started["pytest", attack.student] = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/grading/test_rag4.py",
+             "tests/grading/hidden/test_rag4_hidden.py", "--lab-dir", str(folder),
+             "--grade-json", str(base / f"{attack.student}.json")],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started["gradescope", attack.student] = subprocess.Popen(
+            [sys.executable, str(GRADE_CLASS), "--gradescope-one", str(folder), "--labs", "rag4", "--results",
+             str(base / f"{attack.student}.results.json"), "--student", attack.student],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for process in started.values():
+        process.wait(timeout=900)
+    found = {}
+    for (path, student) in started:
+        if path == "pytest":
+            report = json.loads((base / f"{student}.json").read_text())
+            tests = report["labs"]["rag4"]["tests"]
+            seen = "\n".join(test["message"] for test in tests if not test["hidden"])
+            found[path, student] = (seen, report["labs"]["rag4"]["earned"])
+        else:
+            results = json.loads((base / f"{student}.results.json").read_text())
+            seen = "\n".join(text for _, text in shown_to_the_student(results))
+            found[path, student] = (seen, results["score"])
+    return found
+
+
+def test_the_page_cache_attacks_earn_nothing_and_show_nothing_in_every_path(other_paths):
+    problems = []
+    for (path, student), (seen, points) in other_paths.items():
+        if student != "relay-a-sender" and points:
+            problems.append(f"{path}: {student} earned {points}")
+        shown = [literal for literal in (*HIDDEN_LITERALS, SEED, "redteam-") if literal in seen]
+        if shown:
+            problems.append(f"{path}: {student} was shown {shown}")
+    assert not problems, "\n".join(problems)
+
+
 # ---- a linked lab folder, graded by pytest itself ----------------------------------------------------------
 
 

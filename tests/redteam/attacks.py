@@ -48,52 +48,56 @@ def lab_source(lab: str, module: str, settings: dict, base: Path | None = None) 
 BOARD_FILES = ("/usr/lib/*/libLLVM*.so*", "/usr/lib/*/*.a", "/usr/lib/*/libicudata.so*", "/usr/lib/*/*.so*")
 
 
-def cold_region(pages: int, taken: tuple = ()) -> list:
-    """[file, first page] of `pages` pages, 16-aligned, none of them in the page cache now, in a big system
-    file every worker may read: where the page-cache attacks (page_cache.py) write, on a machine where such a
-    file is cold. Looked for on the host, with mincore, by the harness; [] if there is none."""
+def cold_regions(pages: int, taken: set) -> list:
+    """[[file, first page, count], ...]: runs of pages, each 16-aligned, a multiple of 16 long and none of them
+    in the page cache now, in big system files every worker may read, `pages` in all: where the page-cache
+    attacks (page_cache.py) write, on a machine where such pages are cold. Found on the host, with mincore,
+    by the harness; [] if there are not enough. `taken` (file, page) are left to other boards, and grow."""
     import ctypes
     import glob
     import mmap
     import os
 
     libc = ctypes.CDLL(None, use_errno=True)
-    files = sorted({path for pattern in BOARD_FILES for path in glob.glob(pattern) if os.path.isfile(path)},
-                   key=os.path.getsize, reverse=True)
+    files = sorted({os.path.realpath(path) for pattern in BOARD_FILES for path in glob.glob(pattern)
+                    if os.path.isfile(path)}, key=os.path.getsize, reverse=True)
+    found, wanted = [], pages
     for path in files[:20]:
         size = os.path.getsize(path) // mmap.PAGESIZE
-        if size < pages + 16:
-            continue
         with open(path, "rb") as file:
             area = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_COPY)
         resident = (ctypes.c_ubyte * size)()
-        address = ctypes.addressof(ctypes.c_char.from_buffer(area))
-        if libc.mincore(ctypes.c_void_p(address), ctypes.c_size_t(size * mmap.PAGESIZE), resident) != 0:
-            area.close()
-            return []
-        cached = bytes(resident)
-        del address
+        failed = libc.mincore(ctypes.c_void_p(ctypes.addressof(ctypes.c_char.from_buffer(area))),
+                              ctypes.c_size_t(size * mmap.PAGESIZE), resident)
         area.close()
-        for first in range(16, size - pages, 16):
-            span = range(first, first + pages)
-            if not any(cached[page] & 1 for page in span) and not any(
-                    path == other and first < start + length and start < first + pages
-                    for other, start, length in taken):
-                return [path, first]
-    return []
+        if failed:
+            return []
+        cold = [not resident[page] & 1 and (path, page) not in taken for page in range(size)]
+        for first in range(16, size - 16, 16):
+            if wanted > 0 and all(cold[first:first + 16]):
+                if found and found[-1][0] == path and found[-1][1] + found[-1][2] == first:
+                    found[-1][2] += 16
+                else:
+                    found.append([path, first, 16])
+                wanted -= 16
+        if wanted <= 0:
+            break
+    if wanted > 0:
+        return []
+    taken.update((path, first + page) for path, first, count in found for page in range(count))
+    return found
 
 
 BOARD_PAGES = {"reader": 3200, "relay": 6848}  # at least page_cache.pages_for of each board's bits
 
 
 def cold_boards() -> dict:
-    """{board: [file, first page]}: a cold region for each of page_cache.py's boards, none overlapping."""
-    found, taken = {}, []
+    """{board: its cold regions}: for each of page_cache.py's boards, none overlapping."""
+    found, taken = {}, set()
     for name, pages in BOARD_PAGES.items():
-        region = cold_region(pages, tuple(taken))
-        if region:
-            found[name] = region
-            taken.append((region[0], region[1], pages))
+        regions = cold_regions(pages, taken)
+        if regions:
+            found[name] = regions
     return found
 
 

@@ -35,16 +35,49 @@ def pages_for(bits: int) -> int:
     return 4 * (bits // 3 + 2)
 
 
+class Region:
+    """Pages [first, first + count) of one file, mapped, with no read-ahead: a read caches its own page only."""
+
+    def __init__(self, path: str, first: int, count: int):
+        self.path, self.first, self.count = path, first, count
+        fd = os.open(path, os.O_RDONLY)
+        self.area = mmap.mmap(fd, count * PAGE, mmap.MAP_SHARED, mmap.PROT_READ, offset=first * PAGE)
+        os.close(fd)
+        self.area.madvise(mmap.MADV_RANDOM)
+
+    def touch(self, page: int) -> None:
+        self.area[page * PAGE]
+
+    def present(self) -> list:
+        """Which of its pages are mapped, by /proc/self/pagemap."""
+        address = None
+        with open("/proc/self/maps") as maps:  # a read-only map has no buffer to point at
+            for line in maps:
+                span, _, offset = line.split()[:3]
+                low, high = (int(part, 16) for part in span.split("-"))
+                if int(offset, 16) == self.first * PAGE and high - low == self.count * PAGE and \
+                        line.rstrip().endswith(os.path.realpath(self.path)):
+                    address = low
+        if address is None:
+            raise OSError("the region is not in /proc/self/maps")
+        with open("/proc/self/pagemap", "rb") as pagemap:
+            pagemap.seek(address // PAGE * 8)
+            entries = struct.unpack(f"={self.count}Q", pagemap.read(8 * self.count))
+        return [bool(entry >> 63 & 1) for entry in entries]
+
+
 class Board:
-    """Bits in the page cache of one file: bit i is page 4 (i // 3) + 1 + i % 3 of the region; the pages in
-    between (4 k) are the ones read to make the kernel map their neighbours (fault-around)."""
+    """Bits in the page cache of big files: bit i is page 4 (i // 3) + 1 + i % 3 of the board's pages, its
+    regions end to end; the pages in between (4 k) are the ones read to make the kernel map their neighbours
+    (fault-around). The harness names cold regions (attacks.cold_boards); else one is guessed."""
 
     def __init__(self, name: str, bits: int):
         pages = pages_for(bits)
-        path, self.first = SETTINGS.get("boards", {}).get(name) or self.guess(name, pages)
-        self.fd = os.open(path, os.O_RDONLY)
-        self.area = mmap.mmap(self.fd, pages * PAGE, mmap.MAP_SHARED, mmap.PROT_READ, offset=self.first * PAGE)
-        self.area.madvise(mmap.MADV_RANDOM)  # no read-ahead: a read caches its own page only
+        named = SETTINGS.get("boards", {}).get(name) or [self.guess(name, pages)]
+        self.regions = [Region(*segment) for segment in named]
+        self.where = [(region, page) for region in self.regions for page in range(region.count)][:pages]
+        if len(self.where) < pages:
+            raise OSError(f"the board {name} has {len(self.where)} pages, not {pages}")
         self.pages = pages
 
     @staticmethod
@@ -54,14 +87,15 @@ class Board:
                    key=os.path.getsize)
         spare = max(1, os.path.getsize(path) // PAGE - pages - 16)
         seed = int.from_bytes(hashlib.sha256(f"{TOKEN}/{name}".encode()).digest()[:8], "big")
-        return path, (seed % spare) // 16 * 16  # a 16-page boundary: fault-around maps 16 pages at a time
+        return path, (seed % spare) // 16 * 16, pages  # a 16-page boundary: fault-around maps 16 at a time
 
     @staticmethod
     def page_of(bit: int) -> int:
         return 4 * (bit // 3) + 1 + bit % 3
 
     def mark(self, bit: int) -> None:
-        self.area[self.page_of(bit) * PAGE]
+        region, page = self.where[self.page_of(bit)]
+        region.touch(page)
 
     def faults(self) -> int:
         import resource
@@ -80,23 +114,12 @@ class Board:
     def read_by_pagemap(self, bits: range) -> list:
         """Each bit: was its page cached? Read the pages between (fault-around maps the cached neighbours),
         then ask /proc/self/pagemap which pages are present. The bits' own pages are never read."""
-        for page in range(0, self.pages, 4):
-            self.area[page * PAGE]
-        address = self.address()
-        with open("/proc/self/pagemap", "rb") as pagemap:
-            pagemap.seek(address // PAGE * 8)
-            entries = struct.unpack(f"={self.pages}Q", pagemap.read(8 * self.pages))
-        return [bool(entries[self.page_of(bit)] >> 63 & 1) for bit in bits]
-
-    def address(self) -> int:
-        """Where the region is mapped, from /proc/self/maps (a read-only map has no buffer to point at)."""
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                span, _, offset = line.split()[:3]
-                low, high = (int(part, 16) for part in span.split("-"))
-                if int(offset, 16) == self.first * PAGE and high - low == self.pages * PAGE:
-                    return low
-        raise OSError("the region is not in /proc/self/maps")
+        pages = {self.page_of(bit) for bit in bits}
+        for trigger in sorted({page - page % 4 for page in pages}):
+            region, page = self.where[trigger]
+            region.touch(page)
+        present = {id(region): region.present() for region in self.regions}
+        return [present[id(self.where[self.page_of(bit)][0])][self.where[self.page_of(bit)][1]] for bit in bits]
 
     def read(self, bits: range) -> tuple:
         """(how, bits) by the first means that works; (why not, None) when none does."""
