@@ -284,6 +284,7 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
     native_suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
     busy = [False]  # the hook's own calls raise events too
     line, write, escape, end = CONFIG.get("refusal_fd"), posix.write, ascii, posix._exit
+    kept = refused  # this list, whatever the lab later binds to the name
 
     def key_of(path: str, follow: bool = True):
         try:
@@ -312,17 +313,16 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
         return False
 
     def report(what: str) -> None:
-        """Tell the grader of a refusal before the lab can act on it; a worker that cannot, ends."""
-        refused.append(what)
-        if line is None:
-            return
-        data = (escape(what)[:REFUSAL_TEXT] + "\n").encode("ascii")
-        try:
-            if write(line, data) == len(data):
-                return
-        except OSError:
-            pass
-        end(REFUSAL_LINE_LOST)
+        """Tell the grader of a refusal before the lab can act on it, first of all; a worker that cannot, ends."""
+        if line is not None:
+            data = (escape(what)[:REFUSAL_TEXT] + "\n").encode("ascii")
+            try:
+                written = write(line, data)
+            except OSError:
+                written = -1
+            if written != len(data):
+                end(REFUSAL_LINE_LOST)
+        kept.append(what)
 
     def refuse(what: str) -> None:
         report(what)
