@@ -25,6 +25,7 @@ writes them, each failure with a one-line reason, for a gradebook.
 
 import datetime
 import functools
+import hashlib
 import json
 import os
 import re
@@ -35,6 +36,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import confine
+import grading_checks
+import judged
 import profiles
 import pytest
 import remote
@@ -46,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_LABS = ROOT / "solutions"
 STUDENT_LABS = ROOT / "labs"
 REFERENCE_TIMES = Path(__file__).resolve().parent / "grading" / "reference_times.json"
+HIDDEN_TESTS = Path(__file__).resolve().parent / "grading" / "hidden"  # absent from the handout
 # What a lab may not read while it is graded: the reference, the judge, the tools, the history.
 FORBIDDEN = [ROOT / name for name in confine.CLOSED_FOLDERS]
 TIME_FLOOR = 10.0  # seconds: the least time limit of a grading test
@@ -288,26 +292,49 @@ def one_line(text: str, limit: int = REASON_LIMIT) -> str:
     return safe_text(lines[0] if lines else "", limit)
 
 
-def failure_reason(error: BaseException, last_call: str) -> str:
-    """One line: the call, and what was wrong with what came back (or how the call ended)."""
+def failure_reason(error: BaseException, last_call: str, lab_words: bool = False) -> str:
+    """One line: the call, and what was wrong with what came back (or how the call ended).
+
+    The lab's exception is told in the grader's words (judged.lab_error); with `lab_words` (a course
+    with no hidden tests, a student's own copy, where there is nothing to hide) its message follows.
+    """
     group = getattr(error, "exceptions", None)
     if group:  # an exception group: hypothesis found several distinct failures
-        return one_line(f"{len(group)} distinct failures, the first: {failure_reason(group[0], last_call)}")
+        first = failure_reason(group[0], last_call, lab_words)
+        return one_line(f"{len(group)} distinct failures, the first: {first}")
     message = one_line(str(error))
     if isinstance(error, remote.LabProblem) and not getattr(error, "lab_call", None):
         return message
     if getattr(error, "lab_call", None):  # the lab's own exception, raised in the worker
-        where = f" (at {error.lab_where})" if error.lab_where else ""
-        if " at TODO(" in message:
-            return one_line(f"{error.lab_call}: {message}")
-        return one_line(f"{error.lab_call} raised {error.lab_type}: {message}{where}")
+        own = f": {error.lab_words}" if lab_words and getattr(error, "lab_words", "") else ""
+        if message.startswith("raised "):
+            return one_line(f"{error.lab_call} {message}{own}")
+        return one_line(f"{error.lab_call}: {message}")
     problem = f"{type(error).__name__}: {message}" if message else type(error).__name__
     if isinstance(error, (AssertionError, ValueError)):  # a check of the judge's own: its words suffice
         problem = message or "an assertion failed"
     return one_line(f"{last_call}: {problem}" if last_call else problem)
 
 
+def student_message(reason: str, hidden: bool, sent: list) -> str:
+    """A failure's reason as it goes in the report: a public test's reduced to the judge's own words
+    (judged.shown: quoted texts the grader did not send in the test, `sent`, long numbers and the lab's
+    words left out); a hidden test's, which no student sees, kept whole for the instructor, escaped."""
+    if hidden or not HIDDEN_TESTS.is_dir():
+        return safe_text(reason, judged.LIMIT)
+    return judged.shown(reason, sent)
+
+
 # ---- points, time limits and reports ---------------------------------------------
+
+
+def submission_key(files: dict) -> str:
+    """A digest of the lab files graded: the submission's share of its hidden inputs' seed
+    (grading_checks.submission_seed)."""
+    digest = hashlib.sha256()
+    for lab, path in sorted(files.items()):
+        digest.update(f"{lab}\0{len(path.read_bytes())}\0".encode() + path.read_bytes())
+    return digest.hexdigest()
 
 
 class GradeBook:
@@ -317,6 +344,7 @@ class GradeBook:
         self.config = config
         self.folder = Path(config.getoption("--lab-dir")).resolve()
         self.lab_folder = LabFolder(self.folder, config.getoption("--lab-dir"))
+        grading_checks.SUBMISSION[:] = [submission_key(self.lab_folder.files())]
         self.entries = {}  # nodeid -> {"lab", "function", "points", "name", "outcome", "message"}
         self.times = defaultdict(float)  # test (lab::name) -> the longest of its cases, in seconds
         self.reference_times = (json.loads(REFERENCE_TIMES.read_text()) if REFERENCE_TIMES.is_file()
@@ -410,9 +438,12 @@ class GradeBook:
             lab = self.lab_folder.labs.get((entry["lab"], entry["hidden"]))
             last_call = lab.last_call if lab is not None else ""
             if call.excinfo is not None:
-                report.grade_message = failure_reason(call.excinfo.value, last_call)
+                reason = failure_reason(call.excinfo.value, last_call, lab_words=not HIDDEN_TESTS.is_dir())
             else:
-                report.grade_message = one_line(report.longrepr)
+                reason = one_line(report.longrepr)
+            sent = remote.Clock.sent if report.when == "call" else []  # what this test's own calls sent
+            report.grade_message = student_message(reason, entry["hidden"], sent)
+            report.lab_said = getattr(call.excinfo.value if call.excinfo else None, "lab_words", "")
         elif report.skipped:
             report.grade_message = one_line(report.longrepr[-1] if isinstance(report.longrepr, tuple) else "")
         made_safe_to_print(report)
@@ -426,6 +457,7 @@ class GradeBook:
         if report.failed:
             entry["outcome"] = "failed" if report.when == "call" else "error"
             entry["message"] = getattr(report, "grade_message", "") or "failed"
+            entry["lab_said"] = getattr(report, "lab_said", "")
         elif report.skipped:
             entry["outcome"] = "skipped"
             entry["message"] = getattr(report, "grade_message", "")
@@ -473,7 +505,8 @@ class GradeBook:
                 total["possible"] += entry["points"]
             lab["tests"].append({"name": entry["name"], "function": entry["function"],
                                  "hidden": entry["hidden"], "points": round(entry["points"], 4),
-                                 "outcome": entry["outcome"], "message": entry["message"]})
+                                 "outcome": entry["outcome"], "message": entry["message"]}
+                                | ({"lab_said": entry["lab_said"]} if entry.get("lab_said") else {}))
         for lab in labs.values():
             for total in [lab, *lab["functions"].values()]:
                 total["earned"], total["possible"] = round(total["earned"], 2), round(total["possible"], 2)
@@ -483,6 +516,7 @@ class GradeBook:
             "course_commit": course_commit(),
             "lab_dir": str(self.folder),
             "isolation": self.lab_folder.isolation,
+            "submission_seed": grading_checks.submission_seed() if HIDDEN_TESTS.is_dir() else None,
             "walls": self.lab_folder.walls(),
             "earned": round(sum(lab["earned"] for lab in labs.values()), 2),
             "possible": round(sum(lab["possible"] for lab in labs.values()), 2),

@@ -41,7 +41,9 @@ from typing import NamedTuple
 
 import pytest
 from points import POINTS, lab_points
-from redteam.attacks import ATTACKS, HONEST, SABOTEUR, SOLUTIONS, lab_file, lab_source, link_zip, write_class
+from redteam.attacks import (
+    ATTACKS, HONEST, SABOTEUR, SOLUTIONS, cold_boards, lab_file, lab_source, link_zip, write_class,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 GRADE_CLASS = ROOT / "tools" / "grading" / "grade_class.py"
@@ -235,7 +237,7 @@ def runs(tmp_path_factory, listener):
                                         ("attacks", ATTACKS, (), ("rag4", "rag10"))):
         base = tmp_path_factory.mktemp(name)
         run = Run(name, base / "submissions", base / "out", f"{name}{secrets.token_hex(4)}", attacks, labs)
-        write_class(run.folder, attacks, honest, {"token": run.token, "port": listener.port})
+        write_class(run.folder, attacks, honest, {"token": run.token, "port": listener.port, "boards": cold_boards()})
         made.append(run)
     try:
         for run in made:  # the class settles while the attacks are graded
@@ -264,7 +266,7 @@ def test_every_cheat_earns_nothing(runs):
     won = []
     for run in runs.values():
         rows, reports = run.gradebook(), run.reports()
-        for attack in run.attacks:
+        for attack in (attack for attack in run.attacks if not attack.accomplice):
             for lab, _ in attack.labs:
                 book = float(rows.get(attack.student, {}).get(lab) or 0)
                 report = reports.get(attack.student, {}).get("labs", {}).get(lab, {}).get("earned", 0)
@@ -337,6 +339,32 @@ def test_no_hidden_literal_reaches_a_student(runs):
     assert not said, "shown to students:\n" + "\n".join(said)
 
 
+def test_no_lab_s_own_words_reach_a_student(runs):
+    """A public test's message is the judge's (tools/grading/judged.py): what an attack raised or returned,
+    its marks included ('redteam-leak: ...', the page-cache reader's hidden inputs), is in no row a student sees."""
+    shown = []
+    for run in runs.values():
+        for path, data in run.settled.items():
+            if path.name == "results.json":
+                shown += [f"{path.parent.name}, {where}: {line[:200]!r}"
+                          for where, text in shown_to_the_student(json.loads(data))
+                          for line in text.splitlines() if "redteam-" in line]
+    assert not shown, "shown to students:\n" + "\n".join(shown[:10])
+
+
+def test_the_relay_and_the_page_cache_reader_earn_nothing_and_are_heard(runs):
+    """The page-cache attacks earn 0 (test_every_cheat_earns_nothing), and none of them heard anything: each
+    says why in its own words, which only the instructor's report keeps."""
+    reports = runs["attacks"].reports()
+    reader = [test.get("lab_said", "") for test in reports["page-cache-reader"]["labs"]["rag4"]["tests"]]
+    assert not [words for words in reader if words.startswith("redteam-leak: ") and words.strip(" |") !=
+                "redteam-leak:"], reader[:5]
+    receiver = reports["relay-b-receiver"]["labs"]["rag4"]["tests"]
+    assert not [test["name"] for test in receiver if test["outcome"] == "passed"], receiver[:5]
+    silencer = reports["hook-silencer"]["labs"]["rag4"]
+    assert silencer["earned"] == 0 and any(flag.startswith("refused: os.kill") for flag in silencer["flags"]), silencer
+
+
 def test_the_grading_stays_under_a_gigabyte(runs):
     peaks = {run.name: round(run.peak_mb) for run in runs.values()}
     assert all(peak < MEMORY_LIMIT_MB for peak in peaks.values()), f"peak resident MB of a grader or worker: {peaks}"
@@ -354,7 +382,7 @@ def test_no_lab_reaches_the_host(runs, listener):
         reached += [f"{run.name}: left {path}" for path in left_on_the_host(run)]
         for student, report in run.reports().items():
             said = {note for lab in report["labs"].values() for test in lab["tests"]
-                    for note in REACHED.findall(test["message"])}
+                    for note in REACHED.findall(test["message"] + " " + test.get("lab_said", ""))}
             reached += [f"{run.name}: {student} reached {note}" for note in sorted(said)]
     reached += [f"the loopback listener heard {line!r}" for line in listener.heard]
     assert not reached, "\n".join(reached)
@@ -447,6 +475,60 @@ def texts_of_json(data: str) -> list[str]:
         elif isinstance(value, list):
             stack += value
     return found + [data]
+
+
+# ---- the page-cache attacks in the other grading paths: the pytest form and Gradescope's ------------------------
+
+PAGE_CACHE_ATTACKS = ("page-cache-reader", "relay-a-sender", "relay-b-receiver")
+
+
+@pytest.fixture(scope="module")
+def other_paths(tmp_path_factory):
+    """The page-cache reader and the relay pair, on fresh cold regions, graded on rag4 in the pytest form and by
+    Gradescope's grade_class --gradescope-one, all at once: {(path, student): (what a student sees, points)}."""
+    base = tmp_path_factory.mktemp("paths")
+    attacks = [attack for attack in ATTACKS if attack.student in PAGE_CACHE_ATTACKS]
+    write_class(base / "class", attacks, (), {"token": f"paths{secrets.token_hex(4)}", "port": 9,
+                                              "boards": cold_boards()})
+    env = dict(os.environ, ACADEMY_GRADING_SEED=SEED,
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    started = {}
+    for attack in attacks:
+        folder = base / "class" / attack.student
+        started["pytest", attack.student] = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/grading/test_rag4.py",
+             "tests/grading/hidden/test_rag4_hidden.py", "--lab-dir", str(folder),
+             "--grade-json", str(base / f"{attack.student}.json")],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started["gradescope", attack.student] = subprocess.Popen(
+            [sys.executable, str(GRADE_CLASS), "--gradescope-one", str(folder), "--labs", "rag4", "--results",
+             str(base / f"{attack.student}.results.json"), "--student", attack.student],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for process in started.values():
+        process.wait(timeout=900)
+    found = {}
+    for (path, student) in started:
+        if path == "pytest":
+            report = json.loads((base / f"{student}.json").read_text())
+            tests = report["labs"]["rag4"]["tests"]
+            seen = "\n".join(test["message"] for test in tests if not test["hidden"])
+            found[path, student] = (seen, report["labs"]["rag4"]["earned"])
+        else:
+            results = json.loads((base / f"{student}.results.json").read_text())
+            seen = "\n".join(text for _, text in shown_to_the_student(results))
+            found[path, student] = (seen, results["score"])
+    return found
+
+
+def test_the_page_cache_attacks_earn_nothing_and_show_nothing_in_every_path(other_paths):
+    problems = []
+    for (path, student), (seen, points) in other_paths.items():
+        if student != "relay-a-sender" and points:
+            problems.append(f"{path}: {student} earned {points}")
+        shown = [literal for literal in (*HIDDEN_LITERALS, SEED, "redteam-") if literal in seen]
+        if shown:
+            problems.append(f"{path}: {student} was shown {shown}")
+    assert not problems, "\n".join(problems)
 
 
 # ---- a linked lab folder, graded by pytest itself ----------------------------------------------------------

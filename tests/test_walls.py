@@ -24,7 +24,7 @@ from pathlib import Path
 import confine
 import pytest
 import remote
-from redteam.attacks import lab_source
+from redteam.attacks import cold_boards, lab_source
 
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = [ROOT / name for name in confine.CLOSED_FOLDERS]
@@ -37,12 +37,30 @@ TOKEN = secrets.token_hex(4)  # names what the attacks leave, so that a run neve
 pytestmark = [pytest.mark.heavy, pytest.mark.skipif(sys.platform != "linux", reason="the walls are Linux's")]
 
 
-def attack_lab(folder: Path, module: str, isolation: str, token: str = TOKEN) -> remote.RemoteLab:
-    """A rag4 made of the stub and the red team's `module`, ready to be called in a worker."""
+def attack_lab(folder: Path, module: str, isolation: str, token: str = TOKEN, hook_off: bool = True
+               ) -> remote.RemoteLab:
+    """A rag4 made of the stub and the red team's `module`, ready to be called in a worker; with `hook_off`,
+    its audit hook already turned off (kit.break_the_wall, whose one refusal the grader hears and fails)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "rag4-chunking.py"
     path.write_text(lab_source("rag4", module, {"token": token, "port": 9}), encoding="utf-8")
+    lab = remote.RemoteLab("rag4", path, {"rag4": path}, {}, FORBIDDEN, isolation)
+    if hook_off:
+        with pytest.raises(remote.LabRefused, match="refused os.kill"):
+            lab.break_the_wall()
+    return lab
+
+
+def role_lab(folder: Path, module: str, isolation: str, token: str, base: Path | None = None) -> remote.RemoteLab:
+    """A rag4 made of the stub (or `base`) and the red team's `module` (`module:role`), its hook left on."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "rag4-chunking.py"
+    settings = {"token": token, "port": 9, "boards": BOARDS.setdefault(token, cold_boards())}
+    path.write_text(lab_source("rag4", module, settings, base), encoding="utf-8")
     return remote.RemoteLab("rag4", path, {"rag4": path}, {}, FORBIDDEN, isolation)
+
+
+BOARDS: dict = {}  # token -> the cold regions its page-cache attacks write in
 
 
 def plain_lab(folder: Path, source: str, isolation: str) -> remote.RemoteLab:
@@ -220,3 +238,74 @@ def test_a_worker_makes_no_device_node(tmp_path, isolation):
     assert "hook" not in made, "the attack could not turn the audit hook off"
     assert [node for node, outcome in made.items() if outcome == "made"] == [], f"{isolation}: {made}"
     assert not list(Path("/tmp").glob(f"node-{TOKEN}-*")), "a node was left in the host's /tmp"
+
+
+@pytest.mark.parametrize("isolation", LAYERS)
+def test_a_silenced_hook_still_flags_what_was_tried(tmp_path, isolation):
+    """The red team's late find: after one refusal the lab reaches the hook's frame, sets its `busy` cell and
+    empties the worker's list of refusals, and no flag said what it tried. The hook now reports each refusal
+    on a line of its own before raising it, a line seccomp lets no call close or replace."""
+    lab = attack_lab(tmp_path / "silencer", "hook_silencer", isolation, hook_off=False)
+    try:
+        got = said(lambda: lab.word_windows("one two three", 2))
+    finally:
+        lab.close()
+    assert lab.refusals and lab.refusals[0].startswith("os.kill"), f"{isolation}: no flag; the call gave {got!r}"
+    assert isinstance(got, str) and "refused os.kill" in got, got
+
+
+PAGE_CACHE_INPUTS = ("  quiet words here  ", "Çà et là, secret")
+
+
+def ended(call) -> object:
+    """What a call of an attack's lab returned, or the error it ended in, in the lab's own words (which the
+    grader keeps for the instructor alone: judged.py), whichever it was."""
+    try:
+        return call()
+    except Exception as error:  # the lab's own error, rebuilt by the grader: its words are what it carried
+        return f"{type(error).__name__}: {getattr(error, 'lab_words', '') or error}"
+
+
+@pytest.mark.parametrize("isolation", LAYERS)
+def test_the_page_cache_carries_no_input_from_a_hidden_worker_to_a_public_one(tmp_path, isolation):
+    """The red team's late find (tests/redteam/page_cache.py): a hidden tests' worker reads one page of a cold
+    system file per bit of each input it is called with; the public tests' worker, started after it ended,
+    tells the cached pages from the cold ones by getrusage's major faults, or by fault-around and
+    /proc/self/pagemap, and fails with the inputs. Neither probe is left to a worker."""
+    token = secrets.token_hex(4)
+    hidden = role_lab(tmp_path / "hidden", "page_cache:reader", isolation, token)
+    try:
+        for text in PAGE_CACHE_INPUTS:
+            ended(lambda: hidden.word_windows(text, 3, 1))
+    finally:
+        hidden.close()
+    public = role_lab(tmp_path / "public", "page_cache:reader", isolation, token)
+    try:
+        heard = ended(lambda: public.word_windows("one two", 3, 1))
+    finally:
+        public.close()
+    assert "redteam-leak" in str(heard), heard
+    assert not [text for text in PAGE_CACHE_INPUTS if repr(text)[:12] in str(heard)], f"{isolation}: {heard}"
+
+
+@pytest.mark.parametrize("isolation", LAYERS)
+def test_the_page_cache_relays_no_answer_between_two_students(tmp_path, isolation):
+    """A classmate's working rag4 writes each answer under its call in the page cache; a student's stubs read
+    it back (tests/redteam/page_cache.py, sender and receiver). Nothing reads back whole."""
+    token = secrets.token_hex(4)
+    calls = [("one two three four five", 3, 1), ("alpha beta gamma", 2, 0)]
+    sender = role_lab(tmp_path / "sender", "page_cache:sender", isolation, token,
+                      ROOT / "solutions" / "rag4-chunking.py")
+    try:
+        for call in calls:
+            sender.word_windows(*call)
+    finally:
+        sender.close()
+    receiver = role_lab(tmp_path / "receiver", "page_cache:receiver", isolation, token)
+    try:
+        answers = [ended(lambda: receiver.word_windows(*call)) for call in calls]
+    finally:
+        receiver.close()
+    relayed = [answer for answer in answers if isinstance(answer, list)]
+    assert relayed == [], f"{isolation}: the stubs answered {relayed}"
+    assert all("nothing heard" in str(answer) for answer in answers), answers

@@ -25,6 +25,7 @@ class Attack(NamedTuple):
     what: str
     labs: tuple  # (lab, module of this folder whose attack() runs in that lab, or None when `submit` makes it)
     submit: Callable | None = None  # submit(class_folder, student): a submission that is not lab files
+    accomplice: bool = False  # hands in the reference with the attack after it: the classmate a cheat needs
 
 
 def lab_file(lab: str) -> str:
@@ -32,13 +33,72 @@ def lab_file(lab: str) -> str:
     return next((ROOT / "labs").glob(f"{lab}-*.py")).name
 
 
-def lab_source(lab: str, module: str, settings: dict) -> str:
-    """The stub of `lab` with the kit and the attack `module` after it, ready to hand in."""
-    parts = [(ROOT / "labs" / lab_file(lab)).read_text(encoding="utf-8"), f"REDTEAM = {settings!r}"]
+def lab_source(lab: str, module: str, settings: dict, base: Path | None = None) -> str:
+    """The stub of `lab` (or the lab file `base`) with the kit and the attack `module` after it, ready to hand
+    in. `module:role` hands the attack a role (settings["role"]), for attacks that come in parts."""
+    module, _, role = module.partition(":")
+    settings = dict(settings, role=role) if role else settings
+    parts = [(base or ROOT / "labs" / lab_file(lab)).read_text(encoding="utf-8"), f"REDTEAM = {settings!r}"]
     for name in ("kit", module):
         source = (HERE / f"{name}.py").read_text(encoding="utf-8")
         parts.append(re.sub(r"^from kit import .*\n", "", source, flags=re.M))
     return "\n\n".join(parts + ["attack(globals())\n"])
+
+
+BOARD_FILES = ("/usr/lib/*/libLLVM*.so*", "/usr/lib/*/*.a", "/usr/lib/*/libicudata.so*", "/usr/lib/*/*.so*")
+
+
+def cold_regions(pages: int, taken: set) -> list:
+    """[[file, first page, count], ...]: runs of pages, each 16-aligned, a multiple of 16 long and none of them
+    in the page cache now, in big system files every worker may read, `pages` in all: where the page-cache
+    attacks (page_cache.py) write, on a machine where such pages are cold. Found on the host, with mincore,
+    by the harness; [] if there are not enough. `taken` (file, page) are left to other boards, and grow."""
+    import ctypes
+    import glob
+    import mmap
+    import os
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    files = sorted({os.path.realpath(path) for pattern in BOARD_FILES for path in glob.glob(pattern)
+                    if os.path.isfile(path)}, key=os.path.getsize, reverse=True)
+    found, wanted = [], pages
+    for path in files[:20]:
+        size = os.path.getsize(path) // mmap.PAGESIZE
+        with open(path, "rb") as file:
+            area = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_COPY)
+        resident = (ctypes.c_ubyte * size)()
+        failed = libc.mincore(ctypes.c_void_p(ctypes.addressof(ctypes.c_char.from_buffer(area))),
+                              ctypes.c_size_t(size * mmap.PAGESIZE), resident)
+        area.close()
+        if failed:
+            return []
+        cold = [not resident[page] & 1 and (path, page) not in taken for page in range(size)]
+        for first in range(16, size - 16, 16):
+            if wanted > 0 and all(cold[first:first + 16]):
+                if found and found[-1][0] == path and found[-1][1] + found[-1][2] == first:
+                    found[-1][2] += 16
+                else:
+                    found.append([path, first, 16])
+                wanted -= 16
+        if wanted <= 0:
+            break
+    if wanted > 0:
+        return []
+    taken.update((path, first + page) for path, first, count in found for page in range(count))
+    return found
+
+
+BOARD_PAGES = {"reader": 3200, "relay": 6848}  # at least page_cache.pages_for of each board's bits
+
+
+def cold_boards() -> dict:
+    """{board: its cold regions}: for each of page_cache.py's boards, none overlapping."""
+    found, taken = {}, set()
+    for name, pages in BOARD_PAGES.items():
+        regions = cold_regions(pages, taken)
+        if regions:
+            found[name] = regions
+    return found
 
 
 def link_file(folder: Path, student: str) -> None:
@@ -99,6 +159,15 @@ ATTACKS = (
            (("rag4", "other_clones"),)),
     Attack("escape-printer", "answers with terminal escapes, OSC 0 and 52, bidi controls, NUL and 100,000 "
            "characters, to forge a grade on the grader's terminal", (("rag4", "escape_printer"),)),
+    Attack("hook-silencer", "cuts every line the grader might hear on, then silences the audit hook, then reads "
+           "solutions/", (("rag4", "hook_silencer"),)),
+    Attack("page-cache-reader", "its hidden tests' worker writes their inputs in the page cache of a cold system "
+           "file; its public tests' worker reads them back (major faults, pagemap) and fails with them",
+           (("rag4", "page_cache:reader"),)),
+    Attack("relay-a-sender", "a classmate's working rag4 that writes each answer in the page cache",
+           (("rag4", "page_cache:sender"),), accomplice=True),
+    Attack("relay-b-receiver", "stubs that read the classmate's answers back from the page cache",
+           (("rag4", "page_cache:receiver"),)),
 )
 
 
@@ -115,4 +184,6 @@ def write_class(folder: Path, attacks, honest, settings: dict) -> None:
             continue
         (folder / attack.student).mkdir()
         for lab, module in attack.labs:
-            (folder / attack.student / lab_file(lab)).write_text(lab_source(lab, module, settings), encoding="utf-8")
+            base = SOLUTIONS / lab_file(lab) if attack.accomplice else None
+            (folder / attack.student / lab_file(lab)).write_text(lab_source(lab, module, settings, base),
+                                                                 encoding="utf-8")

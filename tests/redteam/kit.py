@@ -3,7 +3,8 @@ before the attack's own module (dropping that module's `from kit import` lines),
 worker, as the lab. Nothing here is meant to be imported.
 
 It finds what a lab can find from inside its worker: the course's folders, the worker's CONFIG, the
-worker's list of refusals (which the lab can empty, so the grader never hears of them), and the reference
+worker's list of refusals (which the lab can empty; the grader has heard of each already, on the hook's
+refusal line), and the reference
 labs a later lab's worker loads. It turns reference code into the lab's own functions, and the lab's
 failure messages into a way out for what it learned: a public test's message is shown to the student.
 """
@@ -33,7 +34,8 @@ def config() -> dict:
 
 
 def hush() -> None:
-    """Forget what the wall refused so far: the grader learns of a refusal only from this list."""
+    """Forget what the wall refused so far, in the worker's list (the grader once learned of a refusal only
+    from it; the hook now tells it first, on a line of its own)."""
     refused = getattr(worker_module(), "refused", None)
     if isinstance(refused, list):
         refused.clear()

@@ -219,10 +219,15 @@ def hidden_paths() -> tuple:
 
 def worker_reads(readable: tuple) -> list:
     """Everything a worker may read: the system's libraries, the Python installation (less the
-    hidden packages), its own process's /proc, and `readable` (the course's helper, its code, the labs).
-    Landlock holds it to this list in every layer (lockdown.py); the sandbox shows it nothing else."""
+    hidden packages), and `readable` (the course's helper, its code, the labs). Landlock holds it to
+    this list in every layer (lockdown.py); the sandbox shows it nothing else.
+
+    Not even its own /proc: pagemap says which pages of a mapped file are present, and fault-around
+    maps every cached page near one that is read, so it tells a cached page from a cold one without
+    reading it; status, statm and smaps count those pages, stat and sched the faults and waits that
+    reading a cold page costs. The page cache is every worker's, and outlives each."""
     system = [path for path in SYSTEM_TREES + SYSTEM_FILES if os.path.exists(path)]
-    return sorted(set(system) | set(python_paths()) | set(readable) | set(DEVICES) | {"/proc/self"})
+    return sorted(set(system) | set(python_paths()) | set(readable) | set(DEVICES))
 
 
 def sandbox_command(argv: list[str], readable: tuple, scratch: str, environment: dict, empty: str) -> list[str]:

@@ -10,6 +10,7 @@ the chunk or span at fault:
 """
 
 import bisect
+import hashlib
 import logging
 import math
 import os
@@ -399,15 +400,54 @@ def grading_seed() -> int:
     return int(value.strip())
 
 
+SUBMISSION: list = []  # the graded submission's key (a digest of its lab files), set by the grader (conftest)
+
+
+def submission_seed() -> int:
+    """The seed a submission's hidden inputs are drawn from: the term's secret seed (grading_seed) and the
+    submission's own files, hashed together; $ACADEMY_SUBMISSION_SEED (a report's `submission_seed`) to
+    grade again with the inputs a report was graded with.
+
+    Each submission meets inputs of its own: what a lab learns of them (through the page cache, by
+    timing, from a classmate's lab, in an earlier submission) says nothing of another's. The report
+    records it; the term's seed, from which no student can work it out, stays the instructor's.
+    """
+    recorded = os.environ.get("ACADEMY_SUBMISSION_SEED", "").strip()
+    if recorded:
+        return int(recorded)
+    if not SUBMISSION:
+        return grading_seed()
+    digest = hashlib.sha256(f"{grading_seed()}/{SUBMISSION[0]}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
 def hidden_seed(test):
-    """A hidden property test draws its examples from grading_seed(), not hypothesis's own:
-    `@check.hidden_seed` above `@given` fixes the seed and lets it vary between terms. The test
-    is marked `seeded`: every function a student writes needs one (tests/test_memoriser.py)."""
+    """A hidden property test draws its examples from submission_seed(), not hypothesis's own:
+    `@check.hidden_seed` above `@given` fixes the seed and lets it vary between terms and submissions.
+    The test is marked `seeded`: every function a student writes needs one (tests/test_memoriser.py)."""
     from hypothesis import seed, settings
 
-    seeded = seed(grading_seed())(settings(derandomize=False)(test))
+    seeded = seed(submission_seed())(settings(derandomize=False)(test))
     seeded.seeded = True
     return seeded
+
+
+# Letters a fixed hidden example's letters are drawn from, by kind: the example keeps its shape (its
+# spaces, line ends, punctuation, digits, the length of each word), its letters are the submission's own.
+LETTERS = {"lower": "abcdefghijklmnopqrstuvwxyz", "upper": "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+           "other": "αβγδεζηθλμπστφψωжзиклмнпщяßøåæçñ"}
+
+
+def varied(text: str, salt: str) -> str:
+    """A fixed hidden example with its letters drawn from the submission's seed: every letter replaced by
+    one of the same kind (ASCII lower, ASCII upper, any other), everything else kept, so the example
+    tests the same thing (where words start and end, which line ends and spaces it holds) and its
+    answer, in characters, is the same; its words are the submission's own."""
+    import random
+
+    draw = random.Random(f"{submission_seed()}/{salt}")
+    kinds = [("lower" if char.islower() else "upper") if char.isascii() else "other" for char in text]
+    return "".join(draw.choice(LETTERS[kind]) if char.isalpha() else char for char, kind in zip(text, kinds))
 
 
 # ---- rag8's paired bootstrap, judged against bands the grader computed -------------

@@ -14,10 +14,13 @@ process can take them down, not even code that gets round the audit hook:
   something, or a worker outgrow its limits, fail with EPERM. No new
   process or program; no file locks, leases or watches (a lock on a file
   every worker reads is a channel between them); no page-cache probes
-  (mincore, cachestat, fadvise, readahead, a read that must not wait); no
-  futex but a private one; no device nodes; no System V or POSIX IPC,
-  keyrings or sockets; no namespaces, mounts, tracing, io_uring, BPF, new
-  limits or priorities; signals only to itself. Threads may still be started (the kernel's pids limit bounds them,
+  (mincore, cachestat, fadvise, readahead, a read that must not wait,
+  madvise's cold and pageout, getrusage's major faults, sysinfo, the NUMA
+  queries of a page); no futex but a private one; no device nodes; no
+  System V or POSIX IPC, keyrings or sockets; no namespaces, mounts,
+  tracing, io_uring, BPF, new limits or priorities; signals only to itself;
+  the audit hook's refusal line (worker.py) never closed or replaced.
+  Threads may still be started (the kernel's pids limit bounds them,
   confine.py).
 
 Both are plain system calls made with ctypes, so the worker needs no
@@ -164,7 +167,9 @@ ARCHITECTURES = {
         "sethostname": 170, "setdomainname": 171, "mknod": 133, "mknodat": 259, "futex": 202,
         "futex_waitv": 449, "futex_wake": 454, "futex_wait": 455, "futex_requeue": 456, "fadvise64": 221,
         "readahead": 187, "preadv2": 327, "pwritev2": 328, "setpriority": 141, "sched_setscheduler": 144,
-        "sched_setparam": 142, "sched_setattr": 314, "ioprio_set": 251}),
+        "sched_setparam": 142, "sched_setattr": 314, "ioprio_set": 251, "getrusage": 98, "sysinfo": 99,
+        "move_pages": 279, "migrate_pages": 256, "get_mempolicy": 239, "madvise": 28, "close": 3, "dup2": 33,
+        "dup3": 292, "close_range": 436}),
     "aarch64": (0xC00000B7, 277, 0, {
         "execve": 221, "execveat": 281, "clone": 220, "clone3": 435, "flock": 32, "fcntl": 25,
         "inotify_init1": 26, "inotify_add_watch": 27, "fanotify_init": 262, "fanotify_mark": 263,
@@ -188,13 +193,19 @@ ARCHITECTURES = {
         "setdomainname": 162, "mknodat": 33, "futex": 98, "futex_waitv": 449, "futex_wake": 454, "futex_wait": 455,
         "futex_requeue": 456, "fadvise64": 223, "readahead": 213, "preadv2": 286, "pwritev2": 287,
         "setpriority": 140, "sched_setscheduler": 119, "sched_setparam": 118, "sched_setattr": 274,
-        "ioprio_set": 30}),
+        "ioprio_set": 30, "getrusage": 165, "sysinfo": 179, "move_pages": 239, "migrate_pages": 238,
+        "get_mempolicy": 236, "madvise": 233, "close": 57, "dup3": 24, "close_range": 436}),
 }
 # Calls judged by an argument: a thread may be started, a descriptor's flags read and set, a signal sent
-# to itself, a limit read.
+# to itself, a limit read, memory advised (but not to leave the page cache), any descriptor closed or
+# replaced but the grader's refusal line.
 BY_ARGUMENT = ("clone", "clone3", "fcntl", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "prlimit64",
-               "futex", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue")
+               "futex", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue", "madvise", "close", "dup2",
+               "dup3", "close_range")
 FUTEX_PRIVATE = 128  # FUTEX_PRIVATE_FLAG: a futex of this process's memory alone, as the C library's locks are
+JGT = 0x25  # BPF_JMP|JGT|K
+# madvise's MADV_COLD and MADV_PAGEOUT push a file's pages out of the page cache: a bit another worker reads.
+PAGE_CACHE_ADVICE = (20, 21)
 
 
 def instruction(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
@@ -210,9 +221,23 @@ def refused(code: int = errno.EPERM) -> bytes:
     return instruction(RET, 0x00050000 | code)  # SECCOMP_RET_ERRNO
 
 
-def judged_by_argument(name: str, own_pid: int) -> list:
-    """The instructions after `name`'s number matched; each path ends in a return."""
+def judged_by_argument(name: str, own_pid: int, guarded: int | None) -> list:
+    """The instructions after `name`'s number matched; each path ends in a return.
+
+    `guarded` is the descriptor of the grader's refusal line (worker.py), which no call may close or
+    replace; None where the worker has none.
+    """
     allow = instruction(RET, ALLOW)
+    if name in ("close", "dup2", "dup3", "close_range"):
+        if guarded is None:
+            return [allow]
+        if name == "close_range":  # close_range(first, last): refused if first <= guarded <= last
+            return [argument(0), instruction(JGT, guarded, 2, 0), argument(1), instruction(JGE, guarded, 1, 0),
+                    allow, refused()]
+        return [argument(0 if name == "close" else 1), instruction(JEQ, guarded, 0, 1), refused(), allow]
+    if name == "madvise":
+        checks = [step for advice in PAGE_CACHE_ADVICE for step in (instruction(JEQ, advice, 0, 1), refused())]
+        return [argument(2), *checks, allow]
     if name == "clone":  # a thread shares this process's memory; anything else is a new process
         return [argument(0), instruction(JSET, CLONE_THREAD, 0, 1), allow, refused()]
     if name in ("clone3", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue"):
@@ -228,25 +253,25 @@ def judged_by_argument(name: str, own_pid: int) -> list:
     return [argument(0), instruction(JEQ, own_pid, 0, 1), allow, refused()]  # signals: to itself only
 
 
-def seccomp_program(machine: str, own_pid: int) -> bytes:
+def seccomp_program(machine: str, own_pid: int, guarded: int | None = None) -> bytes:
     """The filter, as classic BPF: a foreign architecture is killed, the calls above refused, the rest allowed."""
     audit_arch, _, x32, numbers = ARCHITECTURES[machine]
     program = [instruction(LD, 4), instruction(JEQ, audit_arch, 1, 0), instruction(RET, KILL), instruction(LD, 0)]
     if x32:
         program += [instruction(JGE, x32, 0, 1), refused()]
     for name, number in numbers.items():
-        body = judged_by_argument(name, own_pid) if name in BY_ARGUMENT else [refused()]
+        body = judged_by_argument(name, own_pid, guarded) if name in BY_ARGUMENT else [refused()]
         program += [instruction(JEQ, number, 0, len(body)), *body]
     program.append(instruction(RET, ALLOW))
     return b"".join(program)
 
 
-def seccomp() -> str:
+def seccomp(guarded: int | None = None) -> str:
     """Install the filter on every thread of this process; its name for the report."""
     machine = platform.machine()
     if machine not in ARCHITECTURES:
         raise OSError(errno.ENOSYS, f"no seccomp filter for {machine}")
-    program = seccomp_program(machine, os.getpid())
+    program = seccomp_program(machine, os.getpid(), guarded)
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = struct.pack("@HP", len(program) // 8, ctypes.addressof(buffer))  # struct sock_fprog
     libc = _libc()
@@ -263,7 +288,7 @@ def threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
-def put_up(readable: list, writable: list, hidden: list) -> list:
+def put_up(readable: list, writable: list, hidden: list, guarded: int | None = None) -> list:
     """Both walls, where this kernel has them: the names of those put up, and why any is missing.
 
     Landlock holds only the thread that asks and the threads it starts later,
@@ -274,7 +299,8 @@ def put_up(readable: list, writable: list, hidden: list) -> list:
     if threads() != 1:
         raise RuntimeError(f"the worker has {threads()} threads when its walls go up; it must have one")
     walls = []
-    for name, wall in (("landlock", lambda: landlock(readable, writable, hidden)), ("seccomp", seccomp)):
+    for name, wall in (("landlock", lambda: landlock(readable, writable, hidden)),
+                       ("seccomp", lambda: seccomp(guarded))):
         try:
             walls.append(wall())
         except OSError as error:

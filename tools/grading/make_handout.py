@@ -55,6 +55,8 @@ STUDENT_TESTS = (
     "tools/grading/profiles.py",
     "tools/grading/safe_text.py",
     "tools/grading/grading_checks.py",
+    "tools/grading/judged.py",
+    "tools/grading/safe_text.py",
     "tests/fixtures/**/*",
     "tests/grading/*.py",
     "tests/grading/reference_times.json",  # the time limits, so a student's match the grader's

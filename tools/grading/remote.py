@@ -24,6 +24,7 @@ What a call can end in, each as one line that names the call:
   import that fails or never ends); every call fails at once with the reason.
 """
 
+import ast
 import atexit
 import builtins
 import functools
@@ -40,11 +41,12 @@ import time
 from pathlib import Path
 
 import confine
+import judged
 import numpy as np
 import wire
+from safe_text import safe_text
 
 import academy_llm
-import labkit.running
 
 GRADING = Path(__file__).resolve().parent  # the grader's machinery: this folder
 WORKER = GRADING / "worker.py"
@@ -56,6 +58,9 @@ FILE_SIZE_LIMIT = 64 << 20  # bytes: the largest file a worker may write (its sc
 MEMORY_LIMIT = 4 << 30  # bytes of address space a worker may use: a memory bomb gets MemoryError
 REPLY_LIMIT = 32 << 20  # bytes: the largest reply the grader reads from a worker (see wire.loads)
 TEST_LIMITS = 3  # a whole test may take this many time limits, however many calls it makes
+REFUSAL_TEXT = 300  # characters of a refusal the grader keeps
+SENT_KEPT = 10_000  # texts sent in one test that its messages may quote
+REFUSAL_LINE_LOST = 75  # a worker's exit status when its hook could not report a refusal (worker.py)
 
 
 class LabProblem(Exception):
@@ -102,10 +107,11 @@ class Clock:
     limit: float = 60.0
     deadline: float | None = None  # when the whole test must end
     excused: float = 0.0  # seconds spent starting workers: the grader's cost, not the lab's
+    sent: list = []  # every text the grader sent a lab in this test: what its messages may quote (judged.py)
 
     @classmethod
     def start(cls, limit: float) -> None:
-        cls.limit, cls.excused = limit, 0.0
+        cls.limit, cls.excused, cls.sent = limit, 0.0, []
         cls.deadline = time.monotonic() + TEST_LIMITS * limit
 
     @classmethod
@@ -267,8 +273,10 @@ class Worker:
         self.home = Path(tempfile.mkdtemp(prefix=f"{config['lab']}-", dir=worker_base()))
         self.scratch = self.home / "scratch"
         self.scratch.mkdir(mode=0o700)
+        # The refusal line: the worker's audit hook writes each refusal here before raising it (worker.py).
+        self.refusal_line, refusal_end = os.pipe() if not confine.portable() else (None, None)
         config = dict(config, scratch=str(self.scratch), grader_pid=os.getpid(), cpu_seconds=CPU_SECONDS,
-                      portable=confine.portable(), sandboxed=isolation == confine.SANDBOX)
+                      portable=confine.portable(), sandboxed=isolation == confine.SANDBOX, refusal_fd=refusal_end)
         if isolation == confine.USER:
             config = copies_for_the_user(dict(config, original_file=config["file"]), self.home)
             self.mounted = confine.share_with_user(self.scratch)
@@ -286,10 +294,18 @@ class Worker:
         self.cgroup = confine.Cgroup(f"chunking-{os.getpid()}-{self.home.name}") if not confine.portable() else None
         if not confine.portable():
             user = confine.worker_user() if isolation == confine.USER else None
-            options = {"start_new_session": True, "preexec_fn": functools.partial(set_limits, self.cgroup, user)}
+            options = {"start_new_session": True, "preexec_fn": functools.partial(set_limits, self.cgroup, user),
+                       "pass_fds": (refusal_end,)}
         self.log = open(self.home / "worker.log", "wb")
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                        env=environment, cwd=self.scratch, **options)
+        try:
+            self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                            env=environment, cwd=self.scratch, **options)
+        finally:
+            if refusal_end is not None:
+                os.close(refusal_end)
+        if self.refusal_line is not None:
+            os.set_blocking(self.refusal_line, False)
+        self.heard = b""  # what the refusal line holds past its last full line
         self.replies = Replies(self.process.stdout)
         _live.add(self)
 
@@ -311,6 +327,24 @@ class Worker:
         line = self.replies.next(seconds)
         return None if line is None else wire.reply(line)
 
+    def reported(self) -> list[str]:
+        """The refusals the worker's hook has reported since the last look, each in the grader's escaped text.
+
+        The hook writes a refusal before it raises it, so every refusal of a call is here once its reply is.
+        """
+        if self.refusal_line is None:
+            return []
+        while True:
+            try:
+                part = os.read(self.refusal_line, 1 << 16)
+            except (BlockingIOError, OSError):
+                break
+            if not part:
+                break
+            self.heard = (self.heard + part)[-(1 << 20):]
+        *lines, self.heard = self.heard.split(b"\n")
+        return [safe_text(unquoted(line.decode("ascii", "replace"))) for line in lines if line.strip()]
+
     def how_it_ended(self) -> str:
         """One line on how the worker ended, after it has."""
         try:
@@ -326,6 +360,8 @@ class Worker:
             return f"the lab's process was killed by {name}{why}"
         if self.isolation == confine.SANDBOX and status is not None and status > 128:  # bwrap passes signals on
             return f"the lab's process was killed by signal {status - 128}"
+        if status == REFUSAL_LINE_LOST:
+            return "the lab's process ended: it kept the grader from hearing of a refusal"
         hint = " (did the lab call os._exit?)" if status not in (0, None) else ""
         return f"the lab's process ended with exit status {status}{hint}"
 
@@ -347,6 +383,9 @@ class Worker:
                 stream.close()
             except OSError:
                 pass
+        if self.refusal_line is not None:
+            os.close(self.refusal_line)
+            self.refusal_line = None
         self.log.close()
         if self.cgroup is not None:
             self.cgroup.remove()
@@ -354,6 +393,20 @@ class Worker:
             confine.unmount(self.scratch)
         shutil.rmtree(self.home, ignore_errors=True)
         _live.discard(self)
+
+
+def refusal_reason(what: str, refused: str) -> str:
+    return (f"{what}: the grader refused {judged.refusal(refused)}; a lab may read only its own files and write "
+            f"only in its scratch folder")
+
+
+def unquoted(text: str) -> str:
+    """A refusal as the hook wrote it (ascii() of its text), read back without running anything."""
+    try:
+        value = ast.literal_eval(text[:4 * REFUSAL_TEXT])
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    return value if isinstance(value, str) else text
 
 
 def set_limits(cgroup, user) -> None:
@@ -431,6 +484,8 @@ class RemoteLab:
     def _call(self, function: str, args: tuple, kwargs: dict):
         what = describe(function, args, kwargs)
         self.last_call = what
+        if len(Clock.sent) < SENT_KEPT:
+            Clock.sent += judged.sent_texts((args, kwargs), [])
         if self._unavailable:
             hung = "timed out" in self._unavailable
             raise LabUnavailable(f"{what} not run: {self._unavailable}" if hung else self._unavailable)
@@ -476,16 +531,26 @@ class RemoteLab:
             raise LabUnavailable(self._unavailable) from None
         refused = self._note_refusals(reply)
         if refused:  # an attempt is enough, even one the lab caught
-            self._unavailable = one_line(f"importing {self._name}: the grader refused {refused[0]}")
+            self._unavailable = one_line(f"importing {self._name}: the grader refused {judged.refusal(refused[0])}")
         elif "error" in reply:
-            error = reply["error"]
-            self._unavailable = one_line(
-                f"the lab cannot be imported: {error['type']}: {error['message']}"
-                + (f" ({error['where']})" if error.get("where") else ""))
+            self._unavailable = one_line(f"the lab cannot be imported: {self._import_error(reply['error'])}")
         if self._unavailable:
             self._stop()
             raise LabUnavailable(self._unavailable)
         return worker
+
+    def _files(self) -> tuple:
+        """The names of the lab files the grader knows: where a lab's error may be said to be raised."""
+        return tuple({Path(path).name for path in [self._config["file"], *self._config["files"].values()]})
+
+    def _import_error(self, error: dict) -> str:
+        """Why the lab cannot be imported, in the grader's words: a syntax error as the grader's own compiler
+        reads the file (it runs nothing), any other error by its builtin kind and place."""
+        if error.get("builtin") == "SyntaxError":
+            found = syntax_error(Path(self._config["file"]))
+            if found:
+                return found
+        return judged.lab_error(error, None, self._name, self._files()).replace("raised", "it raised", 1)
 
     def _startup_failure(self, worker: Worker, message) -> str:
         """Why a worker never got ready; the grader's own fault, so its log is kept in the reason."""
@@ -498,12 +563,19 @@ class RemoteLab:
             reply = worker.receive(seconds)
         except EOFError:
             reason = f"{what}: {worker.how_it_ended()}"
+            heard = self._heard(worker)
             self._stop()
+            if heard:  # the hook reported a refusal, then the worker ended
+                raise LabRefused(refusal_reason(what, heard[0])) from None
             raise LabCrashed(reason) from None
         except wire.WireError as error:
+            self._heard(worker)
             self._stop()
             raise LabBadValue(f"{what}: {error}") from None
+        if reply is not None:  # the refusals the hook reported, which the lab cannot take back
+            reply["refused"] = list(dict.fromkeys([*self._heard(worker), *reply.get("refused", [])]))
         if reply is None:
+            self._heard(worker)
             self._stop()
             if function is None:  # the lab's own import never ended
                 self._unavailable = f"{what} timed out after {round(seconds):g} s (an endless loop?)"
@@ -520,10 +592,9 @@ class RemoteLab:
         """The call's value, or the exception that stands for how it ended."""
         refused = self._note_refusals(reply)
         if refused:
-            raise LabRefused(f"{what}: the grader refused {refused[0]}; a lab may read only its "
-                             f"own files and write only in its scratch folder")
+            raise LabRefused(refusal_reason(what, refused[0]))
         if "error" in reply:
-            raise rebuilt_error(reply["error"], what, self._name)
+            raise rebuilt_error(reply["error"], what, self._name, what.partition("(")[0], self._files())
         try:
             return wire.decode(reply.get("value"))
         except wire.WireError as error:  # a worker that sends what no worker sends is not trusted again
@@ -531,9 +602,15 @@ class RemoteLab:
             raise LabBadValue(f"{what}: {error}") from None
 
     def _note_refusals(self, reply: dict) -> list:
-        refused = [str(item) for item in reply.get("refused", [])]
+        refused = [safe_text(item) for item in reply.get("refused", [])]
         self.refusals += [item for item in refused if item not in self.refusals]
         return refused
+
+    def _heard(self, worker: Worker) -> list:
+        """What the worker's hook reported on its refusal line, kept for the lab's flags."""
+        heard = worker.reported()
+        self.refusals += [item for item in heard if item not in self.refusals]
+        return heard
 
     def _stop(self) -> None:
         if self._worker is not None:
@@ -548,13 +625,10 @@ class RemoteLab:
             self._spare = None
 
 
-def rebuilt_error(error: dict, what: str, lab: str) -> BaseException:
-    """The lab's exception as the grader raises it: the same builtin type, with the call attached."""
-    message = str(error.get("message", ""))
-    todo = labkit.running.TODO_MARK.match(message)
-    if todo:
-        written = f"stops at {todo.group()}: not written yet"
-        message = labkit.running.earlier_lab_first(lab, message) or written
+def rebuilt_error(error: dict, what: str, lab: str, function: str = "", files: tuple = ()) -> BaseException:
+    """The lab's exception as the grader raises it: the same builtin type, with the call attached, and as its
+    message the grader's own words (judged.lab_error); the lab's words, escaped, stay in `lab_words`."""
+    message = judged.lab_error(error, function, lab, files)
     cls = getattr(builtins, str(error.get("builtin")), None)
     if not (isinstance(cls, type) and issubclass(cls, Exception)) or cls is Exception:
         cls = LabError
@@ -563,9 +637,20 @@ def rebuilt_error(error: dict, what: str, lab: str) -> BaseException:
     except TypeError:  # a builtin whose constructor wants more (UnicodeDecodeError...)
         exception = LabError(message)
     exception.lab_call = what
-    exception.lab_type = str(error.get("type"))
-    exception.lab_where = str(error.get("where", ""))
+    exception.lab_words = safe_text(error.get("message", ""), 200)
     return exception
+
+
+def syntax_error(path: Path) -> str:
+    """'SyntaxError: invalid syntax (rag9-semantic-chunking.py, line 1)' if the grader's own compiler finds
+    one in the lab file, else ''. Compiling runs nothing, and the file is what the student handed in."""
+    try:
+        compile(path.read_bytes(), path.name, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return safe_text(f"SyntaxError: {error.msg} ({path.name}, line {error.lineno})")
+    except (OSError, ValueError, MemoryError, RecursionError):
+        return ""
+    return ""
 
 
 def one_line(text: str, limit: int = 300) -> str:

@@ -24,8 +24,11 @@ Before the lab's code runs, the worker
   allowlist, and of those it allows, reading the course's reference, tests,
   tools and history (checked by inode, so no path, link or `..` gets round
   it) and writing anywhere but a scratch folder.
-A refusal raises PermissionError in the lab and is also reported to the
-grader, which fails the test and says why, even if the lab caught the error.
+A refusal is reported to the grader before it is raised, on a line of its
+own (a pipe the grader reads, which seccomp lets no call close or replace),
+then raises PermissionError in the lab; the grader fails the test and says
+why, even if the lab caught the error, and even if the lab then silences the
+hook (whose state it can reach: the flag already says what was tried).
 The hook is the inner layer, and a courtesy: code in this interpreter can
 reach whatever it holds. What holds are the kernel's walls and the wall
 around the process.
@@ -57,6 +60,8 @@ sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != C
 sys.path_importer_cache.pop(CONFIG["grading"], None)
 
 OUTPUT_LIMIT = 4_000  # characters of what the lab prints per call that travel back
+REFUSAL_TEXT = 300  # characters of a refusal on the grader's refusal line
+REFUSAL_LINE_LOST = 75  # the exit status of a worker that could not report a refusal
 REQUESTS = os.fdopen(os.dup(0), "rb", buffering=0)  # the pipes, moved off 0 and 1 (see main)
 REPLIES = os.dup(1)
 refused: list[str] = []  # what the audit hook refused since the last reply
@@ -278,6 +283,8 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
     }
     native_suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
     busy = [False]  # the hook's own calls raise events too
+    line, write, escape, end = CONFIG.get("refusal_fd"), posix.write, ascii, posix._exit
+    kept = refused  # this list, whatever the lab later binds to the name
 
     def key_of(path: str, follow: bool = True):
         try:
@@ -305,8 +312,20 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
             folder += "/.."
         return False
 
+    def report(what: str) -> None:
+        """Tell the grader of a refusal before the lab can act on it, first of all; a worker that cannot, ends."""
+        if line is not None:
+            data = (escape(what)[:REFUSAL_TEXT] + "\n").encode("ascii")
+            try:
+                written = write(line, data)
+            except OSError:
+                written = -1
+            if written != len(data):
+                end(REFUSAL_LINE_LOST)
+        kept.append(what)
+
     def refuse(what: str) -> None:
-        refused.append(what)
+        report(what)
         raise PermissionError(f"the grader refused {what} while a lab runs")
 
     def check_path(event: str, path, writes: bool) -> None:
@@ -335,7 +354,7 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
                 return
             busy[0] = True
             try:
-                refused.append(f"{event}")
+                report(f"{event}")
             finally:
                 busy[0] = False
             raise PermissionError(f"the grader refused {event} while a lab runs")
@@ -466,6 +485,13 @@ def serve(module) -> None:
                             "where": ""}, "output": "", "refused": []})
 
 
+def guard_the_refusal_line() -> None:
+    """The refusal line never blocks the hook: a lab that fills it ends its own worker (REFUSAL_LINE_LOST)."""
+    if CONFIG.get("refusal_fd") is not None:
+        os.set_blocking(CONFIG["refusal_fd"], False)
+        os.set_inheritable(CONFIG["refusal_fd"], False)
+
+
 def main() -> None:
     source_only_imports(CONFIG["lab_dir"])
     quiet_standard_streams()
@@ -475,8 +501,9 @@ def main() -> None:
     given = load_trusted()
     redirect_load_lab(given)
     os.chdir(CONFIG["scratch"])
+    guard_the_refusal_line()
     walls = [] if CONFIG["portable"] else lockdown.put_up(CONFIG["readable"], [CONFIG["scratch"], "/dev/null"],
-                                                          CONFIG["hidden"])
+                                                          CONFIG["hidden"], CONFIG.get("refusal_fd"))
     install_audit_hook(CONFIG["forbidden"], CONFIG["scratch"])
     send({"ready": "trusted", "walls": walls})
     loaded = run(lambda: load_file(CONFIG["lab"], CONFIG["file"]), (), {})
