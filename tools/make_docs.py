@@ -255,7 +255,8 @@ QUOTES = (
     Quote("rag5", "chunk-label", printed_mark(r"\{#2 \[[^{}]*\}"), inline=True),
     Quote("rag5", "view-stop", printed_mark(r"\{/#\d+ · [^{}]*\}"), inline=True),
     # rag8's scores of every strategy with wordllama, and by kind for the Markdown ones.
-    Quote("rag8", "strategies", Table(r"\d+ test questions", r".* wordllama ", r"\s+(cov|prec)")),
+    Quote("rag8", "strategies",
+          Table(r"\d+ test questions", r".* wordllama ", r"\s+(cov|prec|word windows:|\d+ of \d+ chunks|so a budget)")),
     Quote("rag8", "by-kind", Table(r"recall.* by kind of question", MARKDOWN_ROWS)),
     # rag8's headline recall with its interval, and each strategy's difference from the recommended one.
     Quote("rag8", "intervals",
