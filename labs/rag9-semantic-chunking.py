@@ -19,7 +19,13 @@
 # order, nothing lost, every chunk within `max_tokens`.
 #
 # You write `window_texts`, `neighbour_distances`, `breakpoints`, `best_cuts` and the
-# start of `semantic_chunks`.
+# start of `semantic_chunks`. Run as it is, the lab stops first at
+# `semantic_chunks`, the fifth of them: its first check calls it with a method
+# it must refuse, before any check calls the other four. A lab stops at the
+# first TODO it reaches when run, wherever that is in the file.
+#
+# The lab ends with a dial: the breakpoint percentile. Change `PERCENTILES`
+# and run the lab again to see how recall moves with it.
 
 # %%
 import time
@@ -27,12 +33,13 @@ import time
 import numpy as np
 
 from academy_llm import (
-    DATASETS, check_chunking, check_text_and_window, corpus_pages, corpus_questions, describe_embedder,
-    embed, embedder_name, make_chunk, top_k,
+    check_chunking, check_text_and_window, corpus_pages, corpus_questions, describe_embedder, embed,
+    embedder_name, make_chunk, top_k,
 )
 from labkit import (
     Case, Invariants, load_lab, returns, run_lab, show_figure, tricky_cases, view_chunks,
 )
+from labkit.markdown import front_matter  # given: where a page's front matter ends
 from labkit.retrieval import say
 from labkit.uncertainty import claim, mean_interval, paired_difference  # given: intervals (rag8 builds a bootstrap)
 
@@ -352,10 +359,6 @@ STRATEGIES = {
     "semantic breakpoints": lambda text: semantic_chunks(text, MAX_TOKENS, "breakpoints"),
     "semantic global": lambda text: semantic_chunks(text, MAX_TOKENS, "global"),
 }
-# Chroma's public chunking benchmark (its corpora and questions), which the course does not ship:
-# a maintainer's checkout has it beside the project; without it, step 5 says so and moves on.
-CHROMA = DATASETS.parent.parent / "shared" / "benchmarks" / "chroma"
-
 
 def step_measure():
     questions = corpus_questions("test")
@@ -398,7 +401,7 @@ BUDGET = "recall@1k tokens"  # rag8's name for recall within its TOKEN_BUDGET
 
 def step_plainly(questions, per_question, ours="semantic global", other="markdown + header"):
     """Recall within 1,000 tokens by kind, `ours` against `other`, question by question, with intervals."""
-    print(f"\n6. Plainly, recall within 1,000 tokens on the Orbit docs, {ours} against {other};")
+    print(f"\n5. Plainly, recall within 1,000 tokens on the Orbit docs, {ours} against {other};")
     print("   [low, high]: a 95% interval, the difference paired over the same questions")
     print(f"   {'kind (questions)':<20} {ours:>18} {other:>18} {'difference':>21}  what it shows")
     for kind in ("prose", "identifier", "table", "code", "multi_section", "all"):
@@ -408,55 +411,6 @@ def step_plainly(questions, per_question, ours="semantic global", other="markdow
         print(f"   {f'{kind} ({len(picked)})':<20} {mean_interval(mine).plain():>18} "
               f"{mean_interval(theirs).plain():>18} {str(difference):>21}  {difference.verdict()}")
     say(f"Overall, {claim(difference, ours, other, 'recall within 1,000 tokens')}.")
-
-
-def chroma_questions():
-    """Chroma's questions as (corpus id, question, [(corpus id, start, end)]), or [] if absent."""
-    import csv
-    import json
-
-    path = CHROMA / "questions_df.csv"
-    if not path.exists():
-        return []
-    with open(path, encoding="utf-8", newline="") as file:
-        rows = list(csv.DictReader(file))
-    return [(r["corpus_id"], r["question"],
-             [(r["corpus_id"], ref["start_index"], ref["end_index"]) for ref in json.loads(r["references"])])
-            for r in rows]
-
-
-def step_chroma():
-    """The same comparison on Chroma's public benchmark, when it is beside the project."""
-    questions = chroma_questions()
-    if not questions:
-        print(f"\n5. Chroma's benchmark (not shipped with the course) not found at {CHROMA}: skipped")
-        return
-    corpora = {p.stem: p.read_text(encoding="utf-8") for p in sorted((CHROMA / "corpora").glob("*.md"))}
-    print(f"\n5. Chroma's benchmark: {len(questions)} questions over {len(corpora)} corpora "
-          f"({sum(map(len, corpora.values())) / 1e6:.1f} MB); coverage is Chroma's recall")
-    print(f"   {'strategy':<21} {'cov@5':>6} {'cov@1kt':>8} {'IoU@5':>6} {'seconds':>8}")
-    question_vectors = embed([q for _, q, _ in questions])
-    within = {}  # each question's coverage within 1,000 tokens, by strategy
-    for name in ("recursive", "semantic global"):
-        began = time.perf_counter()
-        chunks = [(cid, c) for cid, text in corpora.items() for c in STRATEGIES[name](text)]
-        vectors = embed([c.embedding_text for _, c in chunks])
-        seconds = time.perf_counter() - began
-        tokens = [c.n_tokens for _, c in chunks]
-        totals = np.zeros(3)
-        within[name] = []
-        for (_, _, gold), vector in zip(questions, question_vectors):
-            ranked = top_k(vector, vectors, 50)
-            hits = [(chunks[row][0], chunks[row][1].start, chunks[row][1].end) for row, _ in ranked]
-            affordable = rag8.within_budget(hits, [tokens[row] for row, _ in ranked], 1000)
-            within[name].append(rag8.coverage_at_k(affordable, gold, len(affordable)))
-            totals += (rag8.coverage_at_k(hits, gold, 5), within[name][-1], rag8.precision_and_iou(hits, gold, 5)[1])
-        cov5, cov1k, iou = totals / len(questions)
-        print(f"   {name:<21} {cov5:>6.3f} {cov1k:>8.3f} {iou:>6.3f} {seconds:>8.1f}")
-    difference = paired_difference(within["recursive"], within["semantic global"])
-    # One line, capitalised: the README quotes it apart from the table above.
-    what = "coverage within 1,000 tokens"
-    print(f"   On Chroma's corpora, {claim(difference, 'semantic global', 'recursive', what)}.")
 
 
 def rank_of_answer(chunks, question):
@@ -469,20 +423,93 @@ def rank_of_answer(chunks, question):
 
 
 def step_show(text, questions):
-    """The page's semantic chunks, and a question the two methods answer differently."""
+    """The page's semantic chunks, where each method put the page's front matter, and the rank each
+    gives one question's answer (one question: a look, not a comparison)."""
     chunks = {method: semantic_chunks(text, MAX_TOKENS, method) for method in ("breakpoints", "global")}
     print(f"\n3. {PAGE} in {len(chunks['breakpoints'])} chunks by breakpoints ({MAX_TOKENS} tokens at most);"
           " three of them:")
     view_chunks(text, chunks["breakpoints"], first=1, limit=3)
+    say_front_matter(text, chunks)
     example = questions[CUT_EXAMPLE_ID]
     print(f"   {example['question']!r}")
-    ranks = {method: rank_of_answer(made, example) for method, made in chunks.items()}
     for method, made in chunks.items():
-        print(f"     {method:<12} {len(made):>3} chunks, rank of the answer's chunk: {ranks[method]}")
-    better = min(ranks, key=lambda method: ranks[method] or len(chunks[method]) + 1)
-    if ranks["breakpoints"] != ranks["global"]:
-        print(f"   {better} put the answer's chunk higher: the other cut it apart or buried it.")
+        print(f"     {method:<12} {len(made):>3} chunks, rank of the first chunk holding the whole answer: "
+              f"{rank_of_answer(made, example)}")
+    print("   One question shows how each method ranks; it does not show which finds more. Step 5 compares\n"
+          "   them over every test question, with intervals.")
     return chunks
+
+
+def say_front_matter(text, chunks):
+    """How many chunks of each method share the page's front matter: a semantic chunker reads its
+    `key: value` lines as sentences, and may cut between them."""
+    end = front_matter(text)[1]
+    if not end:
+        return
+    pieces = {method: sum(c.start < end for c in made) for method, made in chunks.items()}
+    print(f"   The front matter, characters [0, {end}), is in "
+          + ", ".join(f"{count} chunk{'s' * (count != 1)} by {method}" for method, count in pieces.items()) + ".")
+    cut_by = [method for method, count in pieces.items() if count > 1]
+    if cut_by:
+        print(f"   Cut apart by {' and '.join(cut_by)}: a semantic chunker reads each `key: value` line as a\n"
+              "   sentence and may cut between them; rag6, which reads the Markdown, keeps it whole as one block.")
+
+
+# %% [markdown]
+# ## 8. The dial: how often breakpoints cut
+#
+# One setting decides how much the breakpoint method cuts: the percentile. At
+# 90 a page is cut before the sentences whose distance from the one before is
+# among its largest tenth; at 50, among its larger half, so more, smaller
+# chunks. Change `PERCENTILES` and run the lab again: each value gives a row,
+# recall within 1,000 tokens with its 95% interval and its difference from the
+# lab's setting (90), paired over the same questions, and the lab says what
+# the data shows between the lowest value and the highest.
+
+# %%
+PERCENTILES = (50, 75, 90, 97)  # the dial: breakpoint percentiles to measure, each between 0 and 100
+SETTING = 90  # semantic_chunks' own percentile, the one the steps above measured
+
+
+def check_dial(percentiles):
+    """Refuse a dial that cannot run, before any measuring: each value a number from 0 to 100."""
+    if not percentiles or not all(isinstance(p, (int, float)) and not isinstance(p, bool) and 0 <= p <= 100
+                                  for p in percentiles):
+        raise SystemExit(f"PERCENTILES must be numbers from 0 to 100, at least one; it is {percentiles!r}")
+
+
+def step_dial(questions, pages, measured):
+    """Recall within 1,000 tokens of breakpoint chunks at each percentile of PERCENTILES, with intervals."""
+    print(f"\n6. The dial: breakpoints at percentiles {', '.join(map(str, PERCENTILES))}; recall within 1,000 tokens,\n"
+          f"   {len(questions)} test questions, each difference paired over the same questions")
+    values = sorted(set(PERCENTILES))
+    reference = SETTING if SETTING in values else values[0]
+    scores = {SETTING: measured}
+    rows = []
+    for percentile in values:
+        chunks = [(doc_id, chunk) for doc_id, text in pages.items()
+                  for chunk in semantic_chunks(text, MAX_TOKENS, "breakpoints", percentile=percentile)]
+        if percentile not in scores:
+            scores[percentile] = scored(chunks, questions, embedder_name())[1]
+        rows.append((percentile, len(chunks), sum(c.n_tokens for _, c in chunks) / len(chunks)))
+    print(f"   {'percentile':>10} {'chunks':>6} {'tokens':>6} {'recall [95%]':<18} "
+          f"difference from {reference} [95%]: this percentile − {reference}")
+    for percentile, count, tokens in rows:
+        recall = rag8.with_interval(rag8.mean_interval(scores[percentile]))
+        difference = rag8.paired_bootstrap(scores[reference], scores[percentile])
+        print(f"   {percentile:>10} {count:>6} {tokens:>6.0f} {recall:<18} "
+              + ("(the reference)" if percentile == reference else moved(difference)))
+    if len(values) > 1:
+        low, high = values[0], values[-1]
+        say(f"From percentile {low} to {high}, recall within 1,000 tokens moves by "
+            f"{moved(rag8.paired_bootstrap(scores[low], scores[high]), f'percentile {high}')}.")
+
+
+def moved(difference, higher="this percentile"):
+    """rag8's text of a difference, and, when its interval leaves 0 out, which way it goes."""
+    if not rag8.shows_a_difference(difference):
+        return rag8.difference_text(difference)
+    return f"{rag8.difference_text(difference)}: {higher} finds {'more' if difference.low > 0 else 'less'}"
 
 
 def main():
@@ -494,14 +521,15 @@ def main():
     if not checks.check_cases("window_texts to semantic_chunks agree with the cases", cases):
         print("   A wrong piece makes every number after it wrong: fix it, then measure.")
         return checks.verdict()
+    check_dial(PERCENTILES)
     pages = corpus_pages()
     questions = {q["id"]: q for q in corpus_questions()}
     text = pages[PAGE]
     step_distance_plot(text)
     chunks = step_show(text, questions)
     results, chunked, per_question = step_measure()
-    step_chroma()
     step_plainly(corpus_questions("test"), per_question)
+    step_dial(corpus_questions("test"), pages, per_question["semantic breakpoints"])
 
     print("\nInvariants")
     checks.check_chunks(

@@ -20,7 +20,10 @@
 # The header costs tokens, and the embedding model's limit applies to what it
 # embeds, so `max_tokens` bounds header and text together.
 #
-# You write `make_header` and `header_chunks`.
+# You write `make_header` and `header_chunks`. Run as it is, the lab stops
+# first at `header_chunks`, the second: its first step chunks the pages with
+# it, and it reaches `make_header` only once it is written. A lab stops at the
+# first TODO it reaches when run, wherever that is in the file.
 
 # %%
 import re
