@@ -54,6 +54,7 @@ OUTER_GUARD = 120.0  # seconds beyond a test's limit before pytest-timeout stops
 # a lab that returns them by heart earns no more (tests/test_memoriser.py checks it).
 PUBLIC_SHARE = 0.1
 KIND_WEIGHTS = {"seeded": 8, "hidden": 1}  # how the hidden tests share the rest: 80% and 10% of the points
+NOT_CHOSEN = "none: the tests were only collected"  # a --collect-only report's isolation: no worker was started
 
 profiles.load_fast_profile()  # the same examples a lab's own final check runs
 
@@ -474,9 +475,25 @@ class GradeBook:
     # -- the end: the table, the JSON, the times
 
     def pytest_terminal_summary(self, terminalreporter, config):
-        if not self.entries or config.option.collectonly:
+        path = config.getoption("--grade-json")
+        collected_only = config.option.collectonly  # no grades to show, but --grade-json lists the tests
+        if not self.entries or (collected_only and not path):
             return
         report = self.report()
+        write = terminalreporter.write_line
+        if not collected_only:
+            self.write_grades(terminalreporter, report)
+        if path:
+            Path(path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            write(f"scores written to {path}")
+        record = config.getoption("--record-times")
+        if record:
+            times = {name: round(seconds, 3) for name, seconds in sorted(self.times.items())}
+            Path(record).write_text(json.dumps(times, indent=1) + "\n", encoding="utf-8")
+            write(f"test times written to {record}")
+
+    def write_grades(self, terminalreporter, report: dict) -> None:
+        """The grades table: each lab's points, with its warnings and flags (and failures, see one_line_failures)."""
         write = terminalreporter.write_line
         terminalreporter.section("grades")
         walls = f"; {', '.join(report['walls'])}" if report["walls"] else ""
@@ -489,15 +506,6 @@ class GradeBook:
                     if test["outcome"] != "passed":
                         write(f"      {test['name']}: {test['message']}")
         write(f"  {'total':<8} {report['earned']:>6.2f} / {report['possible']:<4g}")
-        path = config.getoption("--grade-json")
-        if path:
-            Path(path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-            write(f"scores written to {path}")
-        record = config.getoption("--record-times")
-        if record:
-            times = {name: round(seconds, 3) for name, seconds in sorted(self.times.items())}
-            Path(record).write_text(json.dumps(times, indent=1) + "\n", encoding="utf-8")
-            write(f"test times written to {record}")
 
     def report(self) -> dict:
         """The whole grade, shaped for --grade-json (the README's instructors' page documents it)."""
@@ -520,7 +528,7 @@ class GradeBook:
             "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "course_commit": course_commit(),
             "lab_dir": str(self.folder),
-            "isolation": self.lab_folder.isolation,
+            "isolation": NOT_CHOSEN if self.config.option.collectonly else self.lab_folder.isolation,
             "walls": self.lab_folder.walls(),
             "earned": round(sum(lab["earned"] for lab in labs.values()), 2),
             "possible": round(sum(lab["possible"] for lab in labs.values()), 2),
