@@ -11,9 +11,10 @@ The catch rates (the labs' own checks, the grader) are printed at the end of
 the run and written, mistake by mistake, to test-output/mutations.md.
 
 Running a lab takes seconds, so the default run studies the mutations marked
-`quick` (at least one a lab); `pytest -m heavy tests/test_mutations.py` studies
-every one. Jobs run two at a time; the grader grades one mutant of each lab per
-run, so a handful of grader runs grade them all.
+`quick` (at least one a lab) and `pytest -m heavy tests/test_mutations.py` the
+rest: .ci/run, which runs both, studies every one once. Jobs run two at a time;
+the grader grades one mutant of each lab per run, so a handful of grader runs
+grade them all.
 """
 
 import json
@@ -205,7 +206,7 @@ class StudySummary:
 
 
 def selected_mutations(session) -> list:
-    """The mutations whose study tests this run selected (quick ones, or all with -m heavy)."""
+    """The mutations whose study tests this run selected (the quick ones by default, the rest with -m heavy)."""
     chosen = []
     for item in session.items:
         mutation = getattr(item, "callspec", None) and item.callspec.params.get("studied")
@@ -241,18 +242,16 @@ GRADER_MISSES: set = set()
 
 
 def studied(known_misses=frozenset()) -> list:
-    """The mutations as test parameters: the quick ones in the default run, every one under
-    `-m heavy`; a test of one in `known_misses` is expected to fail."""
+    """The mutations as test parameters: the quick ones in the default run, the rest under
+    `-m heavy`, so that .ci/run, which runs both, studies each once; a test of one in
+    `known_misses` is expected to fail."""
     params = []
-    for slow in (False, True):
-        for mutation in MUTATIONS:
-            if not slow and not mutation.quick:
-                continue
-            marks = [pytest.mark.heavy] if slow else []
-            if mutation.name in known_misses:
-                marks.append(pytest.mark.xfail(reason="a known miss", strict=True))
-            name = mutation.name if slow else f"quick: {mutation.name}"
-            params.append(pytest.param(mutation, id=name, marks=marks))
+    for mutation in MUTATIONS:
+        marks = [] if mutation.quick else [pytest.mark.heavy]
+        if mutation.name in known_misses:
+            marks.append(pytest.mark.xfail(reason="a known miss", strict=True))
+        name = f"quick: {mutation.name}" if mutation.quick else mutation.name
+        params.append(pytest.param(mutation, id=name, marks=marks))
     return params
 
 

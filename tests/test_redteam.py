@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 import pytest
 from points import POINTS, lab_points
-from redteam.attacks import ATTACKS, HONEST, SABOTEUR, SOLUTIONS, link_zip, write_class
+from redteam.attacks import ATTACKS, HONEST, SABOTEUR, SOLUTIONS, honest_files, link_zip, write_class
 
 ROOT = Path(__file__).resolve().parent.parent
 GRADE_CLASS = ROOT / "tools" / "grading" / "grade_class.py"
@@ -269,12 +269,12 @@ def test_every_cheat_earns_nothing(runs):
 def test_the_honest_students_keep_every_point_and_their_files(runs):
     run = runs["class"]
     rows, reports = run.gradebook(), run.reports()
-    reference = {path.name: path.read_bytes() for path in SOLUTIONS.glob("rag*-*.py")}
     problems = []
     for student in HONEST:
         row, report = rows.get(student, {}), reports.get(student, {})
-        total = sum(map(lab_points, POINTS))
-        if row.get("total") != str(total) or row.get("possible") != str(total) or report.get("earned") != total:
+        reference = {path.name: path.read_bytes() for path in honest_files(student)}
+        total, possible = sum(lab_points(name.split("-")[0]) for name in reference), sum(map(lab_points, POINTS))
+        if row.get("total") != str(total) or row.get("possible") != str(possible) or report.get("earned") != total:
             labs = {lab: points for lab, points in row.items() if lab.startswith("rag")}
             problems.append(f"{student}: {row.get('total')} / {row.get('possible')} in the gradebook {labs}, "
                             f"{report.get('earned')} in its report")

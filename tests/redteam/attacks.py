@@ -61,6 +61,15 @@ def link_zip(folder: Path, student: str, notes: bool = True) -> None:
 
 
 HONEST = ("a-honest", "z-honest")  # hand in the reference: the first graded beside the saboteur, the other after it
+# The labs each honest student hands in: the first every lab (the class's one whole grading of correct code),
+# the second rag4 alone, the lab the saboteur writes its stub over.
+HONEST_LABS = {"a-honest": None, "z-honest": ("rag4",)}
+
+
+def honest_files(student: str) -> list[Path]:
+    """The reference's lab files `student` hands in (HONEST_LABS; None: every lab)."""
+    labs = HONEST_LABS[student]
+    return [path for path in sorted(SOLUTIONS.glob("rag*-*.py")) if labs is None or path.name.split("-")[0] in labs]
 SABOTEUR = Attack("a-saboteur", "writes the stub over its classmates' staged and submitted lab files",
                   (("rag4", "saboteur"),))
 ATTACKS = (
@@ -105,7 +114,7 @@ def write_class(folder: Path, attacks, honest, settings: dict) -> None:
     folder.mkdir(parents=True)
     for student in honest:
         (folder / student).mkdir()
-        for path in SOLUTIONS.glob("rag*-*.py"):
+        for path in honest_files(student):
             shutil.copy(path, folder / student)
     for attack in attacks:
         if attack.submit:
