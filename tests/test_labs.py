@@ -70,7 +70,7 @@ def solution_run(tmp_path_factory):
 
 
 STARTED: dict = {}  # (lab, its arguments) -> the future of its run
-HINT_RUN = ("rag5", ("--hint", "2"))  # a finished lab asked for a hint: the one run with arguments
+HINT_RUN = ("rag4", ("--hint", "2"))  # a finished lab asked for a hint (the quickest lab): the one run with arguments
 # How long a test may wait for its lab's run: the nine runs share two workers and the machine with the
 # rest of the tests (and, in CI, with another run of them), so the wait is generous; the runs' own speed
 # is measured in the benchmark, not here.
