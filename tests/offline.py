@@ -4,9 +4,12 @@ Every connection a lab tries is refused, as in a classroom without network:
 so a lab that quietly downloads something fails here rather than there.
 """
 
+import functools
 import subprocess
 import sys
 from pathlib import Path
+
+from scratch import temporary_folder
 
 # The lines that switch the network off, for a script run or a notebook's kernel.
 REFUSE_NETWORK = (
@@ -34,3 +37,10 @@ def run_offline(
         [sys.executable, "-c", RUN_SCRIPT, str(path), *args],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=LAB_RUN_LIMIT,
     )
+
+
+@functools.cache
+def student_lab_run(path: Path) -> subprocess.CompletedProcess:
+    """A student's lab at `path` run offline once a test run, from a folder of its own: it stops at
+    its first TODO and prints the same each time, so the tests that read it share one run."""
+    return run_offline(path, temporary_folder(f"{path.stem}-"))

@@ -30,7 +30,7 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
-from offline import REFUSE_NETWORK, run_offline
+from offline import REFUSE_NETWORK, student_lab_run
 from scratch import temporary_folder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -205,8 +205,8 @@ def readme_notebook_place() -> str:
 
 
 @pytest.mark.parametrize("notebook", [in_tier(f"labs/{lab}") for lab in LABS])
-def test_student_notebook_stops_at_its_first_todo_with_the_scripts_hint(notebook, executed, tmp_path):
-    script = run_offline(ROOT / f"{notebook}.py", tmp_path)
+def test_student_notebook_stops_at_its_first_todo_with_the_scripts_hint(notebook, executed):
+    script = student_lab_run(ROOT / f"{notebook}.py")
     todo = re.search(r"^TODO\(.*$", script.stderr, re.M)
     assert script.returncode == 1 and todo, script.stderr[-2000:]
     function = re.search(r"\) (\w+)\(\):", todo.group()).group(1)
