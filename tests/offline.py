@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scratch import temporary_folder
-
 # The lines that switch the network off, for a script run or a notebook's kernel.
 REFUSE_NETWORK = (
     "import socket\n"
@@ -43,4 +41,6 @@ def run_offline(
 def student_lab_run(path: Path) -> subprocess.CompletedProcess:
     """A student's lab at `path` run offline once a test run, from a folder of its own: it stops at
     its first TODO and prints the same each time, so the tests that read it share one run."""
+    from scratch import temporary_folder  # the tests' own (tools/make_docs.py loads this file alone)
+
     return run_offline(path, temporary_folder(f"{path.stem}-"))
