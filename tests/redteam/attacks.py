@@ -60,16 +60,18 @@ def link_zip(folder: Path, student: str, notes: bool = True) -> None:
         archive.writestr(member, str(SOLUTIONS / lab_file("rag4")))
 
 
-HONEST = ("a-honest", "z-honest")  # hand in the reference: the first graded beside the saboteur, the other after it
-# The labs each honest student hands in: the first every lab (the class's one whole grading of correct code),
-# the second rag4 alone, the lab the saboteur writes its stub over.
-HONEST_LABS = {"a-honest": None, "z-honest": ("rag4",)}
+HONEST = ("a-honest", "z-honest")  # hand in correct code: the first graded beside the saboteur, the other after it
+# Correct code written apart from the reference (tests/independent/): the first honest student hands in all of
+# these labs, the class form's one whole grading of correct code (tests/test_independent.py grades the other
+# folder in the folder form); the second the reference's rag4 alone, the lab the saboteur writes its stub over.
+WRITTEN_APART = ROOT / "tests" / "independent" / "functional"
 
 
 def honest_files(student: str) -> list[Path]:
-    """The reference's lab files `student` hands in (HONEST_LABS; None: every lab)."""
-    labs = HONEST_LABS[student]
-    return [path for path in sorted(SOLUTIONS.glob("rag*-*.py")) if labs is None or path.name.split("-")[0] in labs]
+    """The lab files `student` hands in."""
+    if student == HONEST[0]:
+        return sorted(WRITTEN_APART.glob("rag*-*.py"))
+    return [SOLUTIONS / lab_file("rag4")]
 SABOTEUR = Attack("a-saboteur", "writes the stub over its classmates' staged and submitted lab files",
                   (("rag4", "saboteur"),))
 ATTACKS = (
