@@ -63,6 +63,7 @@ REASON_LIMIT = 300  # characters of a failure's one-line reason
 REPORT_TEXT_LIMIT = 4096  # characters of any other text in the report (a path, a warning, a flag)
 SHOWN_REFUSALS = 10  # refusals a lab's flags list; a lab may make up as many as it likes
 LONGREPR_LIMIT = 20_000  # characters of what pytest prints of a failed grading test (-v, --tb), and of each capture
+NOT_CHOSEN = "none: the tests were only collected"  # a --collect-only report's isolation: no worker was started
 
 profiles.load_fast_profile()  # the same examples a lab's own final check runs
 
@@ -89,6 +90,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "grade(lab): a grading test of `lab`")
     config.addinivalue_line("markers", "grades(function): the student-written function a grading test judges")
     config.addinivalue_line("markers", "slow: a big input, run only with `pytest -m slow`")
+    config.addinivalue_line("markers", "sandbox: needs bubblewrap's sandbox; skipped with the reason where "
+                            "there is none, failed where the CI variable is set (.ci/run installs it)")
     config.addinivalue_line("markers", "heavy: the deeper tier CI also runs (`pytest -m heavy`): "
                             "the grader against faults and cheats, a class, every mutation")
     config.pluginmanager.register(GradeBook(config), "grade-book")
@@ -109,16 +112,47 @@ def own_temporary_folder(config) -> None:
         config.add_cleanup(functools.partial(shutil.rmtree, folder, ignore_errors=True))
 
 
-def pytest_collection_finish(session):
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
     """Let test modules start their slow outside work now, so that it runs beside the rest.
 
-    A module may define `start_early(session)`: it is called once, right after
-    collection, when at least one of its tests was selected (the grading runs of
-    test_grader.py, the mutation study). Its fixtures then wait for the results.
+    A module may define `start_early(session)`: it is called once, when the
+    tests are about to run and at least one of its tests was selected (the
+    grading runs of test_grader.py, the mutation study). Its fixtures then wait
+    for the results. A run that runs no test (`--collect-only`, or one whose
+    collection failed) starts nothing: collecting is reading, not working.
     """
+    if not will_run_tests(session):
+        return None
+    session.config.pluginmanager.getplugin("grade-book").choose_isolation(session.items)
     for module in dict.fromkeys(getattr(item, "module", None) for item in session.items):
         if module is not None and hasattr(module, "start_early"):
             module.start_early(session)
+    return None  # pytest's own loop runs the tests
+
+
+def will_run_tests(session) -> bool:
+    """Whether pytest goes on to run the collected tests (as its own pytest_runtestloop decides)."""
+    option = session.config.option
+    stopped = session.testsfailed and not option.continue_on_collection_errors
+    return bool(session.items) and not option.collectonly and not stopped
+
+
+def pytest_runtest_setup(item):
+    """A test marked `sandbox` needs bubblewrap: without it, skipped with the reason, or failed in CI."""
+    if item.get_closest_marker("sandbox"):
+        require_sandbox(confine.bwrap_works())
+
+
+def require_sandbox(missing: str) -> None:
+    """Skip the test, saying why, when `missing` says why there is no sandbox here; fail it instead
+    where the CI variable is set, since .ci/run installs bubblewrap: there it can never pass unseen."""
+    if not missing:
+        return
+    reason = f"needs bubblewrap's sandbox: {missing}"
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; .ci/run installs bubblewrap, so in CI this test must run", pytrace=False)
+    pytest.skip(reason)
 
 
 def pytest_unconfigure(config):
@@ -201,8 +235,13 @@ class LabFolder:
         self.labs = {}  # (lab, hidden) -> the lab object its tests call
         self.order: list = []  # (lab, hidden) in the order the tests first call them
         self.called: set = set()  # those the tests have opened so far
+
+    @functools.cached_property
+    def isolation(self) -> str:
+        """The wall the workers get here (confine.choose), looked for when a lab is first needed:
+        the look runs bubblewrap, which a run that only collects never does."""
         try:
-            self.isolation = confine.choose(list(map(str, FORBIDDEN)))
+            return confine.choose(list(map(str, FORBIDDEN)))
         except confine.Unavailable as error:
             raise pytest.UsageError(str(error)) from None
 
@@ -411,6 +450,12 @@ class GradeBook:
             reference *= max(1.0, settings.default.max_examples / profiles.FAST_EXAMPLES)
         return max(self.config.getoption("--time-floor"), TIME_FACTOR * reference)
 
+    def choose_isolation(self, items) -> None:
+        """Choose the workers' wall before the first test runs, when any selected test grades a lab,
+        so that an isolation that cannot be had stops the run at once, not at its first grading test."""
+        if any(item.nodeid in self.entries for item in items):
+            self.lab_folder.isolation
+
     # -- running: the clock, the reasons, the outcomes
 
     @pytest.hookimpl(wrapper=True)
@@ -468,9 +513,25 @@ class GradeBook:
     # -- the end: the table, the JSON, the times
 
     def pytest_terminal_summary(self, terminalreporter, config):
-        if not self.entries:
+        path = config.getoption("--grade-json")
+        collected_only = config.option.collectonly  # no grades to show, but --grade-json lists the tests
+        if not self.entries or (collected_only and not path):
             return
         report = self.report()
+        write = terminalreporter.write_line
+        if not collected_only:
+            self.write_grades(terminalreporter, report)
+        if path:
+            Path(path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            write(f"scores written to {path}")
+        record = config.getoption("--record-times")
+        if record:
+            times = {name: round(seconds, 3) for name, seconds in sorted(self.times.items())}
+            Path(record).write_text(json.dumps(times, indent=1) + "\n", encoding="utf-8")
+            write(f"test times written to {record}")
+
+    def write_grades(self, terminalreporter, report: dict) -> None:
+        """The grades table: each lab's points, with its warnings and flags (and failures, see one_line_failures)."""
         write = terminalreporter.write_line
         terminalreporter.section("grades")
         walls = f"; {', '.join(report['walls'])}" if report["walls"] else ""
@@ -483,15 +544,6 @@ class GradeBook:
                     if test["outcome"] != "passed":
                         write(f"      {test['name']}: {test['message']}")
         write(f"  {'total':<8} {report['earned']:>6.2f} / {report['possible']:<4g}")
-        path = config.getoption("--grade-json")
-        if path:
-            Path(path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-            write(f"scores written to {path}")
-        record = config.getoption("--record-times")
-        if record:
-            times = {name: round(seconds, 3) for name, seconds in sorted(self.times.items())}
-            Path(record).write_text(json.dumps(times, indent=1) + "\n", encoding="utf-8")
-            write(f"test times written to {record}")
 
     def report(self) -> dict:
         """The whole grade, shaped for --grade-json (the README's instructors' page documents it)."""
@@ -515,7 +567,7 @@ class GradeBook:
             "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "course_commit": course_commit(),
             "lab_dir": str(self.folder),
-            "isolation": self.lab_folder.isolation,
+            "isolation": NOT_CHOSEN if self.config.option.collectonly else self.lab_folder.isolation,
             "submission_seed": grading_checks.submission_seed() if HIDDEN_TESTS.is_dir() else None,
             "walls": self.lab_folder.walls(),
             "earned": round(sum(lab["earned"] for lab in labs.values()), 2),

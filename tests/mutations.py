@@ -8,8 +8,8 @@ the whole file a student hands in, so a mistake there must cost points too.
 tests/test_mutations.py runs every such lab as a student does and grades it,
 to see whether the lab's own checks and the grader each notice the mistake.
 
-`quick` marks the few (at least one a lab) that the default test run
-studies; `pytest -m heavy` studies them all.
+The study runs in the deeper tier (`pytest -m heavy`): it runs a lab and a
+grader per mistake, more than the default run's share of the two cores.
 """
 
 from dataclasses import dataclass
@@ -22,7 +22,6 @@ class Mutation:
     mistake: str  # what the student got wrong, as a teacher would say it
     old: str  # text of the reference, found exactly once in the lab's solution file
     new: str  # what the student wrote instead
-    quick: bool = False  # also studied in the default test run
     given: bool = False  # the mistake is in given code of `function`: a student may change any line of a lab
 
     @property
@@ -55,7 +54,6 @@ MUTATIONS = [
         "                )\n"
         "            last -= 1\n",
         "",
-        quick=True,
     ),
     Mutation(
         "rag4", "token_windows", "the next window starts a token late: overlap - 1, a gap at 0",
@@ -83,7 +81,6 @@ MUTATIONS = [
         "        position = int(index.starts.searchsorted(start))\n"
         "        reach = max(int(index.starts[max(position - overlap, 0)]), previous_start)\n"
         "        result.append((next_clean_cut(text, reach, end), end))\n",
-        quick=True,
     ),
     Mutation(
         "rag5", "add_overlap", "overlap counted in characters, not tokens",
@@ -137,7 +134,6 @@ MUTATIONS = [
         "rag6", "enter_section", "the heading path is never popped",
         "return tuple(entry for entry in path if entry[0] < level) + ((level, title),)",
         "return tuple(path) + ((level, title),)",
-        quick=True,
     ),
     Mutation(
         "rag6", "enter_section",
@@ -156,7 +152,6 @@ MUTATIONS = [
         "chunks += section_with_header(text, section, header, max_tokens, overlap, document)",
         "chunks += [replace(c, header=header) for c in rag6.section_chunks(\n"
         "            text, section, max_tokens, overlap, document.index, document.regions)]",
-        quick=True,
     ),
     Mutation(
         "rag7", "header_chunks", "the front matter's header is not counted in the budget",
@@ -212,7 +207,6 @@ MUTATIONS = [
         "    means = differences[picks].mean(axis=1)\n",
         "    means = (np.array(b, dtype=float)[picks].mean(axis=1)\n"
         "             - np.array(a, dtype=float)[rng.integers(0, len(differences), size=picks.shape)].mean(axis=1))\n",
-        quick=True,
     ),
     Mutation(
         "rag8", "paired_bootstrap", "takes the 5% and 95% quantiles for a 95% interval",
@@ -266,7 +260,6 @@ MUTATIONS = [
         "rag9", "breakpoints", "cuts where the distance equals the threshold too (>=, not >)",
         "if distance > threshold]",
         "if distance >= threshold]",
-        quick=True,
     ),
     Mutation(
         "rag9", "breakpoints", "cuts before sentence i, not i + 1",
@@ -298,7 +291,6 @@ MUTATIONS = [
         "rag10", "best_parents", "keeps every unit's parent, the same parent again and again",
         "if parent is not None and parent not in taken:",
         "if parent is not None:",
-        quick=True,
     ),
     Mutation(
         "rag10", "best_parents", "tests a parent's truth, so parent 0 is never taken",
@@ -449,7 +441,6 @@ MUTATIONS = [
         "rag11", "bm25_weight", "the idf without its 1 +: negative for a term in most documents",
         "    idf = math.log(1 + (n_documents - df + 0.5) / (df + 0.5))",
         "    idf = math.log((n_documents - df + 0.5) / (df + 0.5))",
-        quick=True,
     ),
     Mutation(
         "rag11", "bm25_weight", "no length normalisation: a long parent counts as a short row",

@@ -4,6 +4,7 @@ Every connection a lab tries is refused, as in a classroom without network:
 so a lab that quietly downloads something fails here rather than there.
 """
 
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -34,3 +35,12 @@ def run_offline(
         [sys.executable, "-c", RUN_SCRIPT, str(path), *args],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=LAB_RUN_LIMIT,
     )
+
+
+@functools.cache
+def student_lab_run(path: Path) -> subprocess.CompletedProcess:
+    """A student's lab at `path` run offline once a test run, from a folder of its own: it stops at
+    its first TODO and prints the same each time, so the tests that read it share one run."""
+    from scratch import temporary_folder  # the tests' own (tools/make_docs.py loads this file alone)
+
+    return run_offline(path, temporary_folder(f"{path.stem}-"))

@@ -119,6 +119,7 @@ def report(out: Path, student: str) -> dict:
 
 
 @pytest.mark.heavy  # grades a class: the deeper tier
+@pytest.mark.sandbox  # grade_class grades behind the sandbox alone
 def test_gradebook_has_a_row_per_student_matching_their_report(graded):
     out, *_ = graded
     rows = gradebook_rows(out)
@@ -133,6 +134,7 @@ def test_gradebook_has_a_row_per_student_matching_their_report(graded):
 
 
 @pytest.mark.heavy  # grades a class: the deeper tier
+@pytest.mark.sandbox  # grade_class grades behind the sandbox alone
 def test_points_follow_the_work(graded):
     out, *_ = graded
     rows = gradebook_rows(out)
@@ -143,6 +145,7 @@ def test_points_follow_the_work(graded):
 
 
 @pytest.mark.heavy  # grades a class: the deeper tier
+@pytest.mark.sandbox  # grade_class grades behind the sandbox alone
 def test_results_are_in_gradescopes_shape(graded):
     out, *_ = graded
     for student in gradebook_rows(out):
@@ -157,6 +160,7 @@ def test_results_are_in_gradescopes_shape(graded):
 
 
 @pytest.mark.heavy  # grades a class: the deeper tier
+@pytest.mark.sandbox  # grade_class grades behind the sandbox alone
 def test_the_disguised_copy_is_flagged(graded):
     out, *_ = graded
     flags = gradebook_rows(out)["copy"]["flags"].split(";")
@@ -165,6 +169,7 @@ def test_the_disguised_copy_is_flagged(graded):
 
 
 @pytest.mark.heavy  # grades a class: the deeper tier
+@pytest.mark.sandbox  # grade_class grades behind the sandbox alone
 def test_reading_a_classmates_work_is_refused_and_flagged(graded):
     out, *_ = graded
     assert gradebook_rows(out)["stubs"]["flags"] == "refused-access"
@@ -172,6 +177,7 @@ def test_reading_a_classmates_work_is_refused_and_flagged(graded):
 
 
 @pytest.mark.heavy  # grades a class: the deeper tier
+@pytest.mark.sandbox  # grade_class grades behind the sandbox alone
 def test_a_rerun_keeps_every_report(graded):
     out, again, seconds, mtimes = graded
     assert again.returncode == 0, again.stderr[-3000:]
@@ -181,6 +187,7 @@ def test_a_rerun_keeps_every_report(graded):
 
 
 @pytest.mark.heavy  # grades a class: the deeper tier
+@pytest.mark.sandbox  # grade_class grades behind the sandbox alone
 def test_a_grader_past_its_time_is_stopped_and_the_student_not_graded(tmp_path):
     (tmp_path / "class" / "slow").mkdir(parents=True)
     shutil.copy(ROOT / "solutions" / "rag4-chunking.py", tmp_path / "class" / "slow")

@@ -118,6 +118,7 @@ def test_a_name_that_normalises_to_a_hidden_folder_is_refused(tmp_path):
     assert found.folder is None and found.student == "\\u200b.." and "not a student id" in found.problem
 
 
+@pytest.mark.sandbox  # grade_class grades behind the sandbox alone, even a class it cannot grade
 def test_a_class_of_refused_names_writes_rows_a_reader_can_trust(tmp_path):
     """grade_class end to end on students none of whom can be graded, so no grader runs."""
     for name in (NFC, NFD):
@@ -252,6 +253,7 @@ for path, make in (({results!r}, lambda p: open(p, "w").write("{{}}")),
 
 
 @pytest.mark.heavy  # grades a lab: the deeper tier
+@pytest.mark.sandbox  # behind the strongest wall, which the autograder requires
 def test_a_worker_cannot_write_the_results(tmp_path):
     """A lab that writes results.json, or plants a link there, changes nothing: the grader writes
     them alone, once the workers have ended, behind the strongest wall this machine gives."""

@@ -1,6 +1,5 @@
 """The grader itself: honest on stubs, complete on the reference, unshaken by faulty or cheating labs."""
 
-import json
 import os
 import re
 import shutil
@@ -11,40 +10,21 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import gradings
 import pytest
+from gradings import Grading
 from scratch import temporary_folder
 from points import POINTS
 from doc_tables import code_table
 from redteam.attacks import lab_file, lab_source
 
 ROOT = Path(__file__).resolve().parent.parent
-GRADING = ("tests/grading",)
+# Correct code, graded whole: the one grading test_independent.py makes of it (gradings.shared).
+# The reference itself is graded by the plain `pytest`, whose grading tests must all pass on it.
+APART = ROOT / "tests" / "independent" / "plain"
 TIME_FLOOR = 5  # seconds: the least time limit in the planted runs (the reference needs well under one)
 
 pytestmark = pytest.mark.timeout(600)  # each test here grades whole folders in fresh pytest runs
-
-
-class Grading:
-    """A fresh pytest grading the tests `tests` on `lab_dir`, started now, its output in `folder`."""
-
-    def __init__(self, lab_dir: Path, folder: Path, tests=GRADING, options=(), env=None):
-        self.report = folder / f"{lab_dir.name}.json"
-        self.output = folder / f"{lab_dir.name}.out"
-        self.started = time.monotonic()
-        with open(self.output, "w") as output:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests,
-                 "--lab-dir", str(lab_dir), "--grade-json", str(self.report), *options],
-                cwd=ROOT, stdout=output, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
-            )
-
-    def result(self) -> tuple[str, dict]:
-        """(what the run printed, its JSON report), once it has finished."""
-        status = self.process.wait(timeout=600)
-        self.seconds = time.monotonic() - self.started
-        output = self.output.read_text()
-        assert status in (0, 1), f"the run was cut short (exit status {status}):\n{output[-3000:]}"
-        return output, json.loads(self.report.read_text())
 
 
 STARTED: dict = {}  # name -> Grading, started right after collection (start_early)
@@ -76,7 +56,7 @@ def runs(tmp_path_factory):
     return {name: grading.result() for name, grading in started.items()}
 
 
-RUNS = ("solutions", "planted", "cheats", "own")
+RUNS = ("apart", "planted", "cheats", "own")
 
 
 def start_runs(out: Path) -> dict:
@@ -89,7 +69,7 @@ def start_runs(out: Path) -> dict:
     write_own_labs(own)
     floor = ("--time-floor", str(TIME_FLOOR))
     return {
-        "solutions": Grading(ROOT / "solutions", out),
+        "apart": gradings.shared(APART),
         "planted": Grading(planted, out, [f"tests/grading/test_{lab}.py" for lab in PLANTED_LABS],
                            options=floor),
         "cheats": Grading(cheats, out, [f"tests/grading/test_{lab}.py" for lab in CHEATS], options=floor),
@@ -113,18 +93,13 @@ def test_every_grading_test_fails_on_the_student_stubs(stubs):
 
 
 @pytest.mark.heavy
-def test_reference_solutions_earn_every_point(runs):
-    solutions = runs["solutions"][1]
-    labs = sorted(path.name.split("-")[0] for path in (ROOT / "solutions").glob("rag*-*.py"))
-    assert sorted(solutions["labs"]) == labs and solutions["possible"] == 10 * len(labs)
-    assert solutions["earned"] == solutions["possible"], [
-        t for lab in solutions["labs"].values() for t in lab["tests"] if t["outcome"] != "passed"
-    ]
-
-
-@pytest.mark.heavy
 def test_every_lab_is_worth_the_same_and_its_functions_share_it(runs):
-    for name, lab in runs["solutions"][1]["labs"].items():
+    """Read from a whole grading of correct code (the reference's own, by the plain `pytest`, must pass
+    every grading test: that it earns every point is the default tier's to say)."""
+    report = runs["apart"][1]
+    labs = sorted(path.name.split("-")[0] for path in (ROOT / "solutions").glob("rag*-*.py"))
+    assert sorted(report["labs"]) == labs and report["possible"] == 10 * len(labs)
+    for name, lab in report["labs"].items():
         assert lab["possible"] == 10, name
         assert sum(f["possible"] for f in lab["functions"].values()) == pytest.approx(10), name
         for function, total in lab["functions"].items():
@@ -134,9 +109,9 @@ def test_every_lab_is_worth_the_same_and_its_functions_share_it(runs):
 
 @pytest.mark.heavy
 def test_a_report_says_who_when_and_which_course(runs):
-    solutions = runs["solutions"][1]
-    assert solutions["student"] == "solutions" and solutions["graded_at"].startswith("20")
-    assert solutions["course_commit"] is None or re.fullmatch(r"[0-9a-f]{40}", solutions["course_commit"])
+    report = runs["apart"][1]
+    assert report["student"] == APART.name and report["graded_at"].startswith("20")
+    assert report["course_commit"] is None or re.fullmatch(r"[0-9a-f]{40}", report["course_commit"])
 
 
 # ---- a folder of planted faults ------------------------------------------------
@@ -224,11 +199,11 @@ def expected_failures(lab: str) -> list[tuple[str, str]]:
 @pytest.mark.heavy
 def test_planted_faults_cost_only_the_tests_they_touch(runs):
     _, scores = runs["planted"]
-    _, reference = runs["solutions"]
+    _, whole = runs["apart"]
     assert sorted(scores["labs"]) == list(PLANTED_LABS)
     for lab in PLANTED_LABS:
         tests = scores["labs"][lab]["tests"]
-        public = [t["name"] for t in reference["labs"][lab]["tests"] if not t["hidden"]]
+        public = [t["name"] for t in whole["labs"][lab]["tests"] if not t["hidden"]]
         assert [t["name"] for t in tests] == public, lab
         faults = expected_failures(lab)
         for test in tests:

@@ -181,6 +181,7 @@ def format_problems(results: dict) -> list[str]:
 
 
 @pytest.mark.heavy  # sets up the autograder and grades three submissions: the deeper tier
+@pytest.mark.sandbox  # the autograder grades behind the sandbox
 def test_setup_and_grading_stay_under_the_root(autograder):
     root, setup, graded, real_root_before = autograder
     assert setup.returncode == 0, setup.stderr[-3000:]
@@ -194,12 +195,14 @@ def test_setup_and_grading_stay_under_the_root(autograder):
 
 
 @pytest.mark.heavy  # sets up the autograder and grades three submissions: the deeper tier
+@pytest.mark.sandbox  # the autograder grades behind the sandbox
 @pytest.mark.parametrize("name", list(SUBMISSIONS))
 def test_results_are_in_gradescopes_format(autograder, name):
     assert format_problems(results_of(autograder, name)) == []
 
 
 @pytest.mark.heavy  # sets up the autograder and grades three submissions: the deeper tier
+@pytest.mark.sandbox  # the autograder grades behind the sandbox
 def test_the_reference_earns_full_marks_and_the_stubs_none(autograder):
     reference, stubs = results_of(autograder, "reference"), results_of(autograder, "stubs")
     for results in (reference, stubs):
@@ -209,6 +212,7 @@ def test_the_reference_earns_full_marks_and_the_stubs_none(autograder):
 
 
 @pytest.mark.heavy  # sets up the autograder and grades three submissions: the deeper tier
+@pytest.mark.sandbox  # the autograder grades behind the sandbox
 def test_a_submission_that_does_not_parse_gets_zero_and_the_reason(autograder):
     results = results_of(autograder, "broken")
     assert results["score"] == 0 and results["tests"]
@@ -217,6 +221,7 @@ def test_a_submission_that_does_not_parse_gets_zero_and_the_reason(autograder):
 
 
 @pytest.mark.heavy  # sets up the autograder and grades three submissions: the deeper tier
+@pytest.mark.sandbox  # the autograder grades behind the sandbox
 @pytest.mark.parametrize("name", list(SUBMISSIONS))
 def test_every_row_says_when_students_see_it(autograder, name):
     unset = [row["name"] for row in results_of(autograder, name)["tests"] if "visibility" not in row]
@@ -224,6 +229,7 @@ def test_every_row_says_when_students_see_it(autograder, name):
 
 
 @pytest.mark.heavy  # sets up the autograder and grades three submissions: the deeper tier
+@pytest.mark.sandbox  # the autograder grades behind the sandbox
 @pytest.mark.parametrize("name", ["reference", "stubs"])
 def test_the_hidden_tests_rows_are_shown_after_publishing(autograder, hidden_tests, name):
     """The rows marked after_published carry exactly the hidden tests' points: hidden tests have
@@ -239,6 +245,7 @@ def test_the_hidden_tests_rows_are_shown_after_publishing(autograder, hidden_tes
 
 
 @pytest.mark.heavy  # sets up the autograder and grades three submissions: the deeper tier
+@pytest.mark.sandbox  # the autograder grades behind the sandbox
 @pytest.mark.parametrize("name", list(SUBMISSIONS))
 def test_no_row_shows_a_hidden_tests_parameters(autograder, hidden_tests, name):
     results = results_of(autograder, name)

@@ -6,31 +6,35 @@ each folder in a style of its own (plain loops; comprehensions and itertools).
 The grader, public and hidden tests alike, must give each of them every point: a
 test that takes points off one of them demands something the handout does
 not say.
+
+Each folder is graded once a run, in one way in: "plain" in the folder form here (its report
+is also the one tests/test_grader.py reads), "functional" in the class form, handed in by the
+red team's honest student beside a saboteur (tests/test_redteam.py).
 """
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
+import gradings
 import pytest
 from points import POINTS, lab_points
+from redteam.attacks import WRITTEN_APART
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_POINTS = sum(map(lab_points, POINTS))  # 10 a lab
-FOLDERS = sorted(path for path in (ROOT / "tests" / "independent").iterdir() if path.is_dir())
+FOLDERS = [ROOT / "tests" / "independent" / "plain"]  # graded here; WRITTEN_APART by the red team
 
 pytestmark = [pytest.mark.heavy, pytest.mark.timeout(600)]
 
 
+def test_every_folder_written_apart_is_graded_once():
+    written = sorted(path for path in (ROOT / "tests" / "independent").iterdir() if path.is_dir())
+    assert written == sorted([*FOLDERS, WRITTEN_APART])
+
+
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda path: path.name)
-def test_correct_code_written_apart_earns_every_point(folder, tmp_path):
-    report = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/grading", "--lab-dir", str(folder),
-         "--grade-json", str(report)], cwd=ROOT, capture_output=True, text=True, timeout=580)
-    assert report.exists(), done.stdout[-3000:] + done.stderr[-2000:]
-    grades = json.loads(report.read_text(encoding="utf-8"))
+def test_correct_code_written_apart_earns_every_point(folder):
+    """One grading of the folder a run (test_grader.py reads the same report)."""
+    output, grades = gradings.shared(folder).result()
     lost = [f"{lab}: {test['name']}: {test['message']}" for lab, result in grades["labs"].items()
             for test in result["tests"] if test["outcome"] != "passed"]
-    assert grades["earned"] == grades["possible"] == COURSE_POINTS, "\n".join(lost[:20])
+    assert grades["earned"] == grades["possible"] == COURSE_POINTS, "\n".join(lost[:20]) or output[-3000:]

@@ -10,10 +10,10 @@ student-written function. For each, a copy of solutions/ gets the mistake, and
 The catch rates (the labs' own checks, the grader) are printed at the end of
 the run and written, mistake by mistake, to test-output/mutations.md.
 
-Running a lab takes seconds, so the default run studies the mutations marked
-`quick` (at least one a lab); `pytest -m heavy tests/test_mutations.py` studies
-every one. Jobs run two at a time; the grader grades one mutant of each lab per
-run, so a handful of grader runs grade them all.
+Running a lab takes seconds, so the study is in the deeper tier: `pytest -m heavy
+tests/test_mutations.py` studies every mutation, once. Jobs run two at a time;
+the grader grades one mutant of each lab per run, so a handful of grader runs
+grade them all.
 """
 
 import json
@@ -72,8 +72,9 @@ def test_a_mutation_changes_one_place_in_a_student_written_function(mutation):
     compile(mutated_source(mutation), mutation.lab, "exec")
 
 
-def test_every_lab_has_a_quick_mutation_and_names_are_unique():
-    assert {m.lab for m in MUTATIONS if m.quick} == {m.lab for m in MUTATIONS}
+def test_every_lab_has_a_mutation_and_names_are_unique():
+    labs = {path.name.split("-")[0] for path in SOLUTIONS.glob("rag*-*.py")}
+    assert {m.lab for m in MUTATIONS} == labs
     assert len({m.name for m in MUTATIONS}) == len(MUTATIONS)
     assert GRADER_MISSES <= {m.name for m in MUTATIONS}
 
@@ -206,7 +207,7 @@ class StudySummary:
 
 
 def selected_mutations(session) -> list:
-    """The mutations whose study tests this run selected (quick ones, or all with -m heavy)."""
+    """The mutations whose study tests this run selected (every one with -m heavy; -k picks some)."""
     chosen = []
     for item in session.items:
         mutation = getattr(item, "callspec", None) and item.callspec.params.get("studied")
@@ -219,7 +220,10 @@ EARLY: dict = {}  # "study" -> the study's future, started right after collectio
 
 
 def start_early(session) -> None:
-    """Start the study in the background now; the `study` fixture waits for it."""
+    """Start the study in the background now, if this run studies any mutation; the `study` fixture
+    waits for it."""
+    if not selected_mutations(session):
+        return
     folder = temporary_folder("mutants-")
     EARLY["study"] = ThreadPoolExecutor(max_workers=1).submit(
         run_study, selected_mutations(session), folder)
@@ -242,18 +246,14 @@ GRADER_MISSES: set = set()
 
 
 def studied(known_misses=frozenset()) -> list:
-    """The mutations as test parameters: the quick ones in the default run, every one under
-    `-m heavy`; a test of one in `known_misses` is expected to fail."""
+    """The mutations as test parameters, in the deeper tier; a test of one in `known_misses` is
+    expected to fail."""
     params = []
-    for slow in (False, True):
-        for mutation in MUTATIONS:
-            if not slow and not mutation.quick:
-                continue
-            marks = [pytest.mark.heavy] if slow else []
-            if mutation.name in known_misses:
-                marks.append(pytest.mark.xfail(reason="a known miss", strict=True))
-            name = mutation.name if slow else f"quick: {mutation.name}"
-            params.append(pytest.param(mutation, id=name, marks=marks))
+    for mutation in MUTATIONS:
+        marks = [pytest.mark.heavy]
+        if mutation.name in known_misses:
+            marks.append(pytest.mark.xfail(reason="a known miss", strict=True))
+        params.append(pytest.param(mutation, id=mutation.name, marks=marks))
     return params
 
 

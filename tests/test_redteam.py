@@ -42,7 +42,7 @@ from typing import NamedTuple
 import pytest
 from points import POINTS, lab_points
 from redteam.attacks import (
-    ATTACKS, HONEST, SABOTEUR, SOLUTIONS, cold_boards, lab_file, lab_source, link_zip, write_class,
+    ATTACKS, HONEST, SABOTEUR, SOLUTIONS, cold_boards, honest_files, lab_file, lab_source, link_zip, write_class,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,7 +72,7 @@ PUBLIC_FILES = ("tests/grading/test_*.py", "tests/*.py", "labs/*.py", "solutions
 
 pytestmark = [
     pytest.mark.heavy,
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="the grader's sandbox needs bubblewrap (bwrap)"),
+    pytest.mark.sandbox,
     pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads processes from Linux's /proc"),
     pytest.mark.timeout(900),
 ]
@@ -279,12 +279,12 @@ def test_every_cheat_earns_nothing(runs):
 def test_the_honest_students_keep_every_point_and_their_files(runs):
     run = runs["class"]
     rows, reports = run.gradebook(), run.reports()
-    reference = {path.name: path.read_bytes() for path in SOLUTIONS.glob("rag*-*.py")}
     problems = []
     for student in HONEST:
         row, report = rows.get(student, {}), reports.get(student, {})
-        total = sum(map(lab_points, POINTS))
-        if row.get("total") != str(total) or row.get("possible") != str(total) or report.get("earned") != total:
+        reference = {path.name: path.read_bytes() for path in honest_files(student)}
+        total, possible = sum(lab_points(name.split("-")[0]) for name in reference), sum(map(lab_points, POINTS))
+        if row.get("total") != str(total) or row.get("possible") != str(possible) or report.get("earned") != total:
             labs = {lab: points for lab, points in row.items() if lab.startswith("rag")}
             problems.append(f"{student}: {row.get('total')} / {row.get('possible')} in the gradebook {labs}, "
                             f"{report.get('earned')} in its report")

@@ -35,7 +35,7 @@ def open_looker(tmp_path: Path, isolation: str) -> remote.RemoteLab:
     return remote.RemoteLab("rag9", tmp_path / "rag4-chunking.py", {}, given, FORBIDDEN, isolation)
 
 
-@pytest.mark.skipif(bool(confine.bwrap_works()), reason=confine.bwrap_works() or "")
+@pytest.mark.sandbox
 def test_the_sandbox_holds_only_what_a_lab_needs(tmp_path, monkeypatch):
     monkeypatch.setenv("ACADEMY_GRADING_SEED", "424242")
     lab = open_looker(tmp_path, confine.SANDBOX)

@@ -120,7 +120,18 @@ def link_zip(folder: Path, student: str, notes: bool = True) -> None:
         archive.writestr(member, str(SOLUTIONS / lab_file("rag4")))
 
 
-HONEST = ("a-honest", "z-honest")  # hand in the reference: the first graded beside the saboteur, the other after it
+HONEST = ("a-honest", "z-honest")  # hand in correct code: the first graded beside the saboteur, the other after it
+# Correct code written apart from the reference (tests/independent/): the first honest student hands in all of
+# these labs, the class form's one whole grading of correct code (tests/test_independent.py grades the other
+# folder in the folder form); the second the reference's rag4 alone, the lab the saboteur writes its stub over.
+WRITTEN_APART = ROOT / "tests" / "independent" / "functional"
+
+
+def honest_files(student: str) -> list[Path]:
+    """The lab files `student` hands in."""
+    if student == HONEST[0]:
+        return sorted(WRITTEN_APART.glob("rag*-*.py"))
+    return [SOLUTIONS / lab_file("rag4")]
 SABOTEUR = Attack("a-saboteur", "writes the stub over its classmates' staged and submitted lab files",
                   (("rag4", "saboteur"),))
 ATTACKS = (
@@ -176,7 +187,7 @@ def write_class(folder: Path, attacks, honest, settings: dict) -> None:
     folder.mkdir(parents=True)
     for student in honest:
         (folder / student).mkdir()
-        for path in SOLUTIONS.glob("rag*-*.py"):
+        for path in honest_files(student):
             shutil.copy(path, folder / student)
     for attack in attacks:
         if attack.submit:
