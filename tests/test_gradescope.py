@@ -37,7 +37,7 @@ GRADESCOPE = COURSE / "tools" / "grading" / "gradescope"
 COURSE_POINTS = sum(map(lab_points, POINTS))  # 10 a lab
 VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
 # Parametrize ids of tests/grading/hidden/*.py that say what the hidden input is.
-HIDDEN_IDS = ("CRLF and no-break space", "lone CR", "bool budget", "a span over budget",
+HIDDEN_IDS = ("CRLF and no-break space", "CR between letters", "bool budget", "a span over budget",
               "front matter alone", "# Title #####", "#hashtag")
 
 pytestmark = pytest.mark.timeout(480)  # three submissions graded by fresh grader runs

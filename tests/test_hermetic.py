@@ -50,8 +50,9 @@ def path_without_bwrap(folder: Path) -> str:
 
 
 def pytest_run(*arguments: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """A fresh pytest run of `arguments`, in `env` as given (the whole environment), else this one's."""
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *arguments], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})})
+                          capture_output=True, text=True, timeout=600, env=os.environ if env is None else env)
 
 
 def without_ci() -> dict:
@@ -81,7 +82,7 @@ def test_on_a_machine_without_bwrap_the_test_skips_with_the_reason_and_fails_in_
     skipped = pytest_run("-rs", NEEDS_THE_SANDBOX, env={**without_ci(), "PATH": path})
     assert skipped.returncode == 0 and "1 skipped" in skipped.stdout, skipped.stdout[-3000:]
     assert "needs bubblewrap's sandbox: bubblewrap is not installed" in skipped.stdout
-    failed = pytest_run(NEEDS_THE_SANDBOX, env={"PATH": path, "CI": "1"})
+    failed = pytest_run(NEEDS_THE_SANDBOX, env={**os.environ, "PATH": path, "CI": "1"})
     assert failed.returncode == 1 and "1 error" in failed.stdout, failed.stdout[-3000:]  # failed at set-up
     assert ".ci/run installs bubblewrap, so in CI this test must run" in failed.stdout
 

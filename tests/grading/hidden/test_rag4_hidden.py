@@ -20,7 +20,7 @@ def rag4(open_lab):
     ("a\rb\r\nc", 1, 0, [(0, 1), (2, 3), (5, 6)]),  # lone CR
     ("  lead and trail  ", 10, 3, [(2, 16)]),  # fewer words than a window
     ("x " * 7, 3, 2, [(0, 5), (2, 7), (4, 9), (6, 11), (8, 13)]),  # one word forward each time
-], ids=["CRLF and no-break space", "lone CR", "short text", "overlap of size - 1"])
+], ids=["CRLF and no-break space", "CR between letters", "short text", "overlap of size - 1"])
 def test_word_windows_hidden_examples(rag4, text, size, overlap, expected):
     text = check.varied(text, "word_windows")  # its shape kept, its letters the submission's own
     chunks = rag4.word_windows(text, size, overlap)
