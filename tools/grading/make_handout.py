@@ -74,6 +74,7 @@ COURSE_FILES = (
     "notebooks/labs/rag*-*.ipynb",
     "assets/*",
     "datasets/**/*",
+    "embeddings/*",  # the minilm vectors of the course's own texts, which no grading worker reads
 )
 
 # What must never reach a student. The marker lines open and close an answer
@@ -101,7 +102,8 @@ class RequirementGroup(NamedTuple):
 # here or in PROJECT_ONLY, so a new one is never dropped unnoticed.
 STUDENT_REQUIREMENTS = (
     RequirementGroup(
-        "The labs' helper academy_llm and their machinery labkit, with numpy, tiktoken, wordllama, matplotlib",
+        "The labs' helper academy_llm and their machinery labkit, with numpy, tiktoken, wordllama, onnxruntime, "
+        "matplotlib",
         ("-e .",),
     ),
     RequirementGroup(

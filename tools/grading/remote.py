@@ -185,7 +185,8 @@ def worker_environment(scratch: str) -> dict:
             if key in ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "WINDIR", "PYTHONHASHSEED")}
     return kept | {"HOME": scratch, "TMPDIR": scratch, "TEMP": scratch, "TMP": scratch,
                    "MPLCONFIGDIR": scratch, "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1",
-                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                   "ACADEMY_COURSE_VECTORS": "0"}  # never the reference's chunks' vectors (labkit/minilm.py)
 
 
 def readable_for(config: dict) -> tuple:

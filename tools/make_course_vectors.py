@@ -1,0 +1,87 @@
+"""Write embeddings/all-MiniLM-L6-v2.orbit.npz: the minilm vectors of every text the reference labs embed.
+
+Each reference lab runs as a student runs it, with ACADEMY_EMBEDDER=minilm, and every text it
+embedded is kept with its vector; the questions of both splits too. The labs run in two
+processes, each lab after another in its process, so that a text two labs of one group embed
+(rag10's units, which rag11 ranks again) is embedded once. A student whose chunks match the
+reference's then embeds nothing new, and a lab stays within its CPU budget.
+Run it after changing a lab's chunks or the model:
+
+    python tools/make_course_vectors.py        # about 25 minutes of CPU
+
+The file holds keys (sha256 of each text, its first 16 bytes; the texts themselves are not kept)
+and float16 vectors, a cosine of 0.99999 or more with the float32 ones.
+"""
+
+import atexit
+import os
+import runpy
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+GROUPS = (("rag4", "rag5", "rag6", "rag7", "rag10", "rag11"), ("questions", "rag8", "rag9"))  # two processes
+
+
+def record(labs: list[str], out: str) -> None:
+    """Run the labs here, one after another, then write every vector this process computed."""
+    from labkit import minilm
+
+    def write():
+        texts = list(minilm._vectors)
+        keys = np.array([np.frombuffer(minilm.text_key(text), np.uint8) for text in texts])
+        keys = keys.reshape(-1, minilm.KEY_BYTES)
+        vectors = np.array([minilm._vectors[text] for text in texts], np.float32).reshape(-1, minilm.DIMENSIONS)
+        np.savez(out, keys=keys, vectors=vectors.astype(np.float16))
+
+    atexit.register(write)
+    for lab in labs:
+        if lab == "questions":
+            import academy_llm
+            academy_llm.embed([q["question"] for q in academy_llm.corpus_questions()], "minilm")
+            continue
+        sys.argv = [str(next((ROOT / "solutions").glob(f"{lab}-*.py")))]
+        try:
+            runpy.run_path(sys.argv[0], run_name="__main__")
+        except SystemExit:  # a lab's own check may stop it: the vectors it computed are kept all the same
+            pass
+
+
+def main() -> None:
+    environment = dict(os.environ, ACADEMY_EMBEDDER="minilm", ACADEMY_COURSE_VECTORS="0", MPLBACKEND="Agg")
+    with tempfile.TemporaryDirectory() as folder:
+        parts = [str(Path(folder) / f"{n}.npz") for n in range(len(GROUPS))]
+
+        def run(n: int) -> None:
+            done = subprocess.run([sys.executable, __file__, "--record", parts[n], *GROUPS[n]], env=environment,
+                                  cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            print(f"{', '.join(GROUPS[n])}: exit {done.returncode}", done.stderr.strip().splitlines()[-1:],
+                  flush=True)
+
+        with ThreadPoolExecutor(len(GROUPS)) as pool:
+            list(pool.map(run, range(len(GROUPS))))
+        kept = {}
+        for part in parts:
+            with np.load(part) as data:
+                kept.update(zip(map(bytes, data["keys"]), data["vectors"]))
+    keys = sorted(kept)
+    out = ROOT / "embeddings" / "all-MiniLM-L6-v2.orbit.npz"
+    out.parent.mkdir(exist_ok=True)
+    np.savez(out, keys=np.array([np.frombuffer(key, np.uint8) for key in keys]),
+             vectors=np.array([kept[key] for key in keys], np.float16))
+    print(f"{out.relative_to(ROOT)}: {len(keys):,} texts, {out.stat().st_size / 1e6:.1f} MB")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--record"]:
+        record(sys.argv[3:], sys.argv[2])
+    else:
+        main()
