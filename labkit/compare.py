@@ -1056,8 +1056,8 @@ def check_embedder(name: str) -> None:
     if name == "minilm":
         from labkit import minilm
         try:
-            minilm.model_folder()
-        except ImportError as error:
+            minilm.check_available()
+        except (ImportError, FileNotFoundError) as error:
             raise SystemExit(f"compare: {error}") from None
     elif name == "openai":
         from labkit import openai_embedder

@@ -51,13 +51,10 @@ class Model:
     """The tokenizer and the onnxruntime session, loaded once."""
 
     def __init__(self):
+        check_available()
         import onnxruntime
         from tokenizers import Tokenizer
 
-        for path in (MODEL_FILE, TOKENIZER_FILE):
-            if not path.is_file():
-                raise FileNotFoundError(f"the minilm embedder's file {path} is missing; restore it with "
-                                        f"`git checkout -- assets/` (or choose another embedder with ACADEMY_EMBEDDER)")
         options = onnxruntime.SessionOptions()
         # One thread: the same vectors on every run, and a lab's CPU time is what it costs.
         options.intra_op_num_threads = options.inter_op_num_threads = 1
@@ -73,6 +70,20 @@ class Model:
         last = self.session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
         pooled = (last * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
         return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+
+def check_available() -> None:
+    """Fail in one line, before any work, if the model cannot run here: its packages or its files missing."""
+    import importlib.util
+
+    lacking = [name for name in ("onnxruntime", "tokenizers") if importlib.util.find_spec(name) is None]
+    if lacking:
+        raise ImportError(f"the minilm embedder needs {' and '.join(lacking)}: pip install -r requirements.txt "
+                          f"(or choose another embedder with ACADEMY_EMBEDDER)")
+    for path in (MODEL_FILE, TOKENIZER_FILE):
+        if not path.is_file():
+            raise FileNotFoundError(f"the minilm embedder's file {path} is missing; restore it with "
+                                    f"`git checkout -- assets/` (or choose another embedder with ACADEMY_EMBEDDER)")
 
 
 def model() -> Model:
