@@ -9,6 +9,13 @@ does not show it). "deep" searches far wider, with a time limit to match (see
 docs/maintainers.md):
 
     pytest --hypothesis-profile=deep --timeout=600
+
+"The same examples" needs more than a fixed seed: hypothesis (6.131 on) also
+draws, now and then, a literal from the source of the project's modules that
+happen to be imported at the time (its "local constants"). Those differ from run
+to run: the hidden tests import tools/grading/oracles.py, a lab's check imports
+the lab itself, `pytest` counts its own script. So a derandomized profile draws
+from hypothesis's built-in constants alone (same_examples_anywhere).
 """
 
 from hypothesis import HealthCheck, Phase, settings
@@ -16,8 +23,30 @@ from hypothesis import HealthCheck, Phase, settings
 FAST_EXAMPLES = 60  # a property test's examples in the default profile
 
 
+def same_examples_anywhere() -> None:
+    """Under a derandomized profile, draw no literal from the modules a process happens to have
+    imported, only hypothesis's own: the same test then tries the same examples in the grader's
+    public run, its run with the hidden tests, and a lab's final check. A hypothesis without
+    local constants (before 6.131) needs nothing."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:
+        return
+    local_constants = getattr(providers, "_get_local_constants", None)
+    if local_constants is None or getattr(local_constants, "pinned", False):
+        return
+
+    def pinned_constants():
+        return Constants() if settings.default.derandomize else local_constants()
+
+    pinned_constants.pinned = True
+    providers._get_local_constants = pinned_constants
+
+
 def load_fast_profile() -> None:
     """Register both profiles and load "fast" (pytest's --hypothesis-profile may switch later)."""
+    same_examples_anywhere()
     settings.register_profile(
         "fast",
         max_examples=FAST_EXAMPLES,
