@@ -48,7 +48,20 @@ class Interval:
         return self.low > 0 or self.high < 0
 
     def __str__(self) -> str:
-        return f"{self.estimate:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
+        """'+0.07 [+0.04, +0.10]', with the digits its verdict needs: more than 2 decimals only while the
+        end nearest 0 of an interval that leaves 0 out would print as 0 ('+0.020 [+0.001, +0.040]')."""
+        d = self.digits()
+        return f"{self.estimate:+.{d}f} [{self.low:+.{d}f}, {self.high:+.{d}f}]"
+
+    def digits(self) -> int:
+        """Decimals that show what the interval decides: 2, or more (up to 6) while it leaves 0 out
+        and its end nearest 0 would round to 0."""
+        places = 2
+        if self.shown:
+            near = self.low if self.low > 0 else self.high
+            while round(abs(near), places) == 0 and places < 6:
+                places += 1
+        return places
 
     def plain(self) -> str:
         """The interval of a score (no sign): "0.88 [0.85, 0.91]"."""

@@ -86,12 +86,11 @@ def test_refuses_unpaired_scores():
         paired_difference([1, 0, 1], [1, 0])
 
 
-def test_a_dial_prints_the_digits_its_verdict_needs():
+def test_an_interval_prints_the_digits_its_verdict_needs():
     """An interval that leaves 0 out by a hair is printed with the digits that show it does."""
-    from labkit.lessons.dial import difference_text
     from labkit.uncertainty import Interval
 
-    assert difference_text(Interval(0.07, 0.04, 0.10)) == "+0.07 [+0.04, +0.10]"
-    assert difference_text(Interval(0.02, 0.001, 0.04)) == "+0.020 [+0.001, +0.040]"
-    assert difference_text(Interval(-0.02, -0.04, -0.0004)) == "-0.0200 [-0.0400, -0.0004]"
-    assert difference_text(Interval(0.01, -0.001, 0.03)) == "+0.01 [-0.00, +0.03]"  # holds 0: not shown
+    assert str(Interval(0.07, 0.04, 0.10)) == "+0.07 [+0.04, +0.10]"
+    assert str(Interval(0.02, 0.001, 0.04)) == "+0.020 [+0.001, +0.040]"
+    assert str(Interval(-0.02, -0.04, -0.0004)) == "-0.0200 [-0.0400, -0.0004]"
+    assert str(Interval(0.01, -0.001, 0.03)) == "+0.01 [-0.00, +0.03]"  # holds 0: not shown

@@ -13,24 +13,7 @@ from __future__ import annotations
 import textwrap
 
 from labkit.retrieval import Recall, recall_of_chunks
-from labkit.uncertainty import NOT_SHOWN, Interval, paired_difference
-
-
-def digits(interval: Interval) -> int:
-    """Decimals that show what an interval decides: 2, or more while the end nearest 0 of an
-    interval that leaves 0 out would round to 0."""
-    places = 2
-    if interval.shown:
-        near = interval.low if interval.low > 0 else interval.high
-        while round(abs(near), places) == 0 and places < 6:
-            places += 1
-    return places
-
-
-def difference_text(interval: Interval) -> str:
-    """'+0.07 [+0.04, +0.10]', with the digits the verdict needs."""
-    d = digits(interval)
-    return f"{interval.estimate:+.{d}f} [{interval.low:+.{d}f}, {interval.high:+.{d}f}]"
+from labkit.uncertainty import NOT_SHOWN, paired_difference
 
 
 def say(sentence: str) -> None:
@@ -56,7 +39,7 @@ def dial_report(setting: str, chunks_by_value: dict, k: int = 5) -> dict[object,
     for low, high in steps:
         difference = paired_difference(results[low].scores, results[high].scores)
         verdicts.append(difference.verdict())
-        print(f"   {low} -> {high}: recall@{k} {difference_text(difference)}, {difference.verdict()}")
+        print(f"   {low} -> {high}: recall@{k} {difference}, {difference.verdict()}")
     if not steps:
         return results
     if len(set(verdicts)) == 1 and verdicts[0] != NOT_SHOWN:

@@ -15,7 +15,7 @@ import statistics
 
 from academy_llm import DATASETS, check_chunking, count_tokens, embed, is_clean_cut, token_starts, top_k
 from labkit.cases import WIDE_PIECE_SETTINGS, WIDE_PIECE_TEXTS, Case, Invariants, answer_span, tricky_cases
-from labkit.lessons.dial import difference_text, say
+from labkit.lessons.dial import say
 from labkit.plots import plot_chunk_sizes, show_figure
 from labkit.retrieval import recall_of_chunks
 from labkit.seams import SEAMS
@@ -78,7 +78,7 @@ def sizes_and_recall(windows: dict, recursive: dict, max_tokens: int, overlap: i
         print(f"   {name:<14} {len(counts):>5} chunks, median {statistics.median(counts):.0f} tokens, "
               f"recall@5 {recalls[name].interval().plain()}")
     difference = paired_difference(recalls["token windows"].scores, recalls["recursive"].scores)
-    say(f"Recursive minus token windows, question by question: {difference_text(difference)} recall@5, "
+    say(f"Recursive minus token windows, question by question: {difference} recall@5, "
         f"{difference.verdict()}.")
     title = f"rag5: chunk sizes on the Orbit docs, budget {max_tokens} tokens, overlap {overlap}"
     show_figure(plot_chunk_sizes(sizes, max_tokens, title), "rag5-chunk-sizes.png")
