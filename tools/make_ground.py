@@ -1,0 +1,49 @@
+"""Write datasets/ground/*.jsonl: the chunks the reference labs make of the course's pages.
+
+Later labs read these (labkit/ground.py) instead of running the student's earlier labs, so a
+student stuck on one lab can still learn the next. Run it after changing a reference lab whose
+chunks a later lab reads:
+
+    python tools/make_ground.py          # every set;  python tools/make_ground.py NAME ...  some
+
+Each maker below takes the reference labs' folder and returns {page: chunks}; its name is the file's.
+"""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from academy_llm import corpus_pages  # noqa: E402
+from labkit import ground, load_lab  # noqa: E402
+
+SOLUTIONS = ROOT / "solutions"
+
+
+def reference(name: str):
+    """The reference lab `name` ("rag7"), imported without running its demo."""
+    return load_lab(name, SOLUTIONS)
+
+
+def each_page(chunker):
+    """{page: chunker(text)} over the course's pages."""
+    return {page: list(chunker(text)) for page, text in corpus_pages().items()}
+
+
+# name -> a function of no arguments returning {page: chunks}. One entry per set a later lab reads.
+MAKERS = {
+}
+
+
+def main(wanted: list[str]) -> None:
+    unknown = [name for name in wanted if name not in MAKERS]
+    if unknown:
+        raise SystemExit(f"make_ground: no maker named {', '.join(unknown)}; known: {', '.join(sorted(MAKERS))}")
+    for name in wanted or sorted(MAKERS):
+        ground.write(name, MAKERS[name]())
+        print(f"datasets/ground/{name}.jsonl")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
