@@ -312,6 +312,26 @@ MUTATIONS = [
         "text, room = pages[doc_id], min(left, span_tokens)",
         "text, room = pages[doc_id], left",
     ),
+    Mutation(
+        "rag10", "small_to_big", "ranks the units worst first (argsort of the scores, not of their negation)",
+        "ranked = np.argsort(-np.asarray(scores, dtype=float), kind=\"stable\")[:depth]",
+        "ranked = np.argsort(np.asarray(scores, dtype=float), kind=\"stable\")[:depth]",
+    ),
+    Mutation(
+        "rag10", "small_to_big", "breaks a tie to the higher row (the ascending sort reversed)",
+        "ranked = np.argsort(-np.asarray(scores, dtype=float), kind=\"stable\")[:depth]",
+        "ranked = np.argsort(np.asarray(scores, dtype=float), kind=\"stable\")[::-1][:depth]",
+    ),
+    Mutation(
+        "rag10", "small_to_big", "reads every unit's parent, not only the depth best units'",
+        "ranked = np.argsort(-np.asarray(scores, dtype=float), kind=\"stable\")[:depth]",
+        "ranked = np.argsort(-np.asarray(scores, dtype=float), kind=\"stable\")",
+    ),
+    Mutation(
+        "rag10", "small_to_big", "hands the matched unit over as its own parent: small to small",
+        "        candidates.append((doc_id, (start, end), tuple(units[unit][1:])))",
+        "        candidates.append((doc_id, tuple(units[unit][1:]), tuple(units[unit][1:])))",
+    ),
     # ---- mistakes the labs' own checks once missed (issue 22), and more of their kinds
     Mutation(
         "rag5", "split_at_seams", "cuts where a seam's match starts, not where it ends",

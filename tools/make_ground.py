@@ -31,8 +31,29 @@ def each_page(chunker):
     return {page: list(chunker(text)) for page, text in corpus_pages().items()}
 
 
+def rag10_cut(parent_tokens):
+    """{page: (parents, units)} as rag10 cuts the course's pages: rag7's header chunks as parents, at most
+    `parent_tokens` each; rag6's blocks and rag5's sentences as units (labkit/lessons/rag10.py)."""
+    from labkit.lessons import rag10
+
+    labs = [reference(name) for name in ("rag5", "rag6", "rag7")]
+    return {page: rag10.cut_page(text, rag10.TITLE, parent_tokens, *labs) for page, text in corpus_pages().items()}
+
+
+def rag8_recommended(size):
+    """rag8's recommended chunks: rag7's header chunks with an eighth of overlap, a chunk per table row."""
+    rag7 = reference("rag7")
+    return each_page(lambda text: rag7.with_table_rows(text, rag7.header_chunks(text, "Orbit docs", size, size // 8),
+                                                       size))
+
+
 # name -> a function of no arguments returning {page: chunks}. One entry per set a later lab reads.
 MAKERS = {
+    **{f"rag10-parents-{tokens}": (lambda tokens=tokens: {page: parents for page, (parents, _) in
+                                                        rag10_cut(tokens).items()})
+       for tokens in (96, 192, 384)},  # rag10's parents, and its dial's
+    "rag10-units-48": lambda: {page: units for page, (_, units) in rag10_cut(192).items()},  # its units (rag11's too)
+    "rag8-recommended-256": lambda: rag8_recommended(256),  # the course's recommended chunks, rag10's baseline
 }
 
 

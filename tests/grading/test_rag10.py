@@ -1,4 +1,4 @@
-"""Grading tests for lab rag10: parent_index, best_parents and assemble."""
+"""Grading tests for lab rag10: parent_index, best_parents, assemble and small_to_big."""
 
 import bisect
 
@@ -222,3 +222,58 @@ def test_property_assemble_as_the_lab_says(rag10, data, budget, span_tokens):
         expected.append((doc_id, *span))
         left -= held
     check.expect(pairs(rag10.assemble(pages, list(candidates), budget, span_tokens)), expected)
+
+
+# ---- small_to_big ---------------------------------------------------------------------
+
+# Four units on three pages: a's two (its 1st and 11th "alpha"), b's and c's; their parents the pages whole.
+UNITS = [("a", 0, 5), ("b", 0, 5), ("a", 60, 65), ("c", 0, 7)]
+PARENT_OF = [0, 1, 0, 2]
+PARENT_SPANS = [("a", 0, len(ALPHA)), ("b", 0, 10), ("c", 0, 24)]
+A, B, C = PARENT_SPANS
+
+
+@pytest.mark.grades("small_to_big")
+@pytest.mark.parametrize(
+    "scores, parent_of, budget, keywords, expected",
+    [
+        ([0.1, 0.5, 0.9, 0.3], PARENT_OF, 100, {}, [A, B, C]),  # a's 11th alpha first: a, then b, then c
+        ([0.1, 0.9, 0.2, 0.8], PARENT_OF, 100, {}, [B, C, A]),
+        ([0.5, 0.5, 0.5, 0.5], PARENT_OF, 100, {}, [A, B, C]),  # a tie: the lower row first
+        ([-0.5, -0.1, -0.9, -0.2], PARENT_OF, 100, {}, [B, C, A]),  # negative scores rank as any others
+        ([0.1, 0.9, 0.2, 0.8], PARENT_OF, 100, {"depth": 2}, [B, C]),  # only the depth best units
+        ([0.1, 0.9, 0.2, 0.8], PARENT_OF, 100, {"depth": 1}, [B]),
+        ([0.9, 0.1, 0.2, 0.3], [None, 1, 0, 2], 100, {}, [C, A, B]),  # the best unit has no parent
+        ([0.1, 0.9, 0.2, 0.8], PARENT_OF, 0, {}, []),
+        ([0.1, 0.9, 0.2, 0.8], PARENT_OF, 8, {}, [B, C]),  # b 3 tokens, c 5: a does not fit, nor its unit
+    ],
+)
+def test_small_to_big_by_hand(rag10, scores, parent_of, budget, keywords, expected):
+    check.expect(pairs(rag10.small_to_big(PAGES, scores, UNITS, parent_of, PARENT_SPANS, budget, **keywords)),
+                 expected)
+
+
+@pytest.mark.grades("small_to_big")
+def test_small_to_big_takes_a_numpy_row_and_reads_a_window_of_a_parent_too_big(rag10):
+    import numpy as np
+
+    spans = pairs(rag10.small_to_big(PAGES, np.array([0.1, 0.2, 0.9, 0.3], dtype=np.float32), UNITS, PARENT_OF,
+                                     PARENT_SPANS, 100, span_tokens=12))
+    assert len(spans) == 3 and spans[1:] == [C, B], f"returned {spans}, expected a window of a, then c and b"
+    check_window(spans[0], "a", (60, 65), 12)  # around the 11th alpha, the best unit, not the 1st
+
+
+@pytest.mark.grades("small_to_big")
+@given(data=st.data(), n_units=st.integers(0, 12), n_parents=st.integers(1, 4), depth=st.integers(1, 12))
+def test_property_small_to_big_reads_each_parent_once_in_the_order_of_its_best_unit(rag10, data, n_units,
+                                                                                    n_parents, depth):
+    pages = {"a": ALPHA}
+    cuts = [len(ALPHA) * number // n_parents for number in range(n_parents + 1)]
+    parents = [("a", start, end) for start, end in zip(cuts, cuts[1:])]
+    units = [("a", start, start + 1) for start in range(n_units)]
+    parent_of = data.draw(st.lists(st.one_of(st.none(), st.integers(0, n_parents - 1)), min_size=n_units,
+                                   max_size=n_units))
+    scores = data.draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0]), min_size=n_units, max_size=n_units))
+    order = sorted(range(n_units), key=lambda row: -scores[row])[:depth]  # stable: a tie keeps the lower row
+    expected = list(dict.fromkeys(parents[parent_of[row]] for row in order if parent_of[row] is not None))
+    check.expect(pairs(rag10.small_to_big(pages, scores, units, parent_of, parents, 1000, depth=depth)), expected)

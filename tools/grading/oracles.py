@@ -226,3 +226,34 @@ def check_fused(fused, rankings, k):
 def scaled(scores):
     low, high = min(scores), max(scores)
     return [(score - low) / (high - low) if high > low else 0.0 for score in scores]
+
+
+# ---- rag10's small to big, as its docstring states it --------------------------------
+
+
+def small_to_big_spans(rag10, pages, scores, units, parent_of, parents, budget_tokens, span_tokens, depth):
+    """The spans small_to_big must hand over: the `depth` best-scored units (a tie to the lower row), each
+    parent once at its best unit, read best first within the budget, whole or by the lab's window_around."""
+    from academy_llm import count_tokens
+
+    order = sorted(range(len(scores)), key=lambda row: (-float(scores[row]), row))[:depth]
+    seen, spans, left = set(), [], budget_tokens
+    for row in order:
+        parent = parent_of[row]
+        if parent is None or parent in seen:
+            continue
+        seen.add(parent)
+        if left <= 0:
+            break
+        doc_id, start, end = parents[parent]
+        room, text = min(left, span_tokens), pages[doc_id]
+        span, held = (start, end), count_tokens(text[start:end])
+        if held > room:
+            span = rag10.window_around(text, (start, end), tuple(units[row][1:]), room)
+            if span is None:
+                continue
+            span = tuple(span)
+            held = count_tokens(text[span[0] : span[1]])
+        spans.append((doc_id, *span))
+        left -= held
+    return spans

@@ -21,7 +21,7 @@ POINTS = {
     "rag8": {"recall_at_k": 2, "mrr_at_k": 1, "coverage_at_k": 2, "precision_and_iou": 2, "paired_bootstrap": 3},
     "rag9": {"window_texts": 1, "neighbour_distances": 1, "breakpoints": 2, "best_cuts": 3,
              "semantic_chunks": 3},
-    "rag10": {"parent_index": 3, "best_parents": 3, "assemble": 4},
+    "rag10": {"parent_index": 2, "best_parents": 2, "assemble": 4, "small_to_big": 2},
     "rag11": {"search_terms": 2, "bm25_weight": 2, "bm25_index": 2, "reciprocal_rank_fusion": 2,
               "convex_fusion": 1, "read_parents": 1},
 }

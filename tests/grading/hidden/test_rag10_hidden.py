@@ -1,6 +1,7 @@
 """Hidden grading tests for lab rag10 (instructors only): inputs the public tests never show."""
 
 import grading_checks as check
+import oracles
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -161,3 +162,34 @@ def test_assemble_hidden_property(rag10, data, budget, span_tokens):
             left -= check_window(pages[doc_id], parent, unit, span[1:], room)
         given_out += 1
     check.expect(len(spans), given_out)
+
+
+@st.composite
+def scored_units(draw):
+    """A CRLF page of words and wide characters, cut into parents at words, units inside them, scores
+    with many ties, a depth and a budget small enough that windows are read."""
+    words = draw(st.lists(st.sampled_from(WORDS + ["\U00029755", "x\r\ny"]), min_size=2, max_size=40))
+    text = " ".join(words)
+    starts = [len(" ".join(words[:i])) + (i > 0) for i in range(len(words))]
+    cuts = sorted({0, len(words), *draw(st.lists(st.integers(1, len(words) - 1), max_size=4))})
+    parents = [("p", starts[first], len(text) if stop == len(words) else starts[stop] - 1)
+               for first, stop in zip(cuts, cuts[1:])]
+    units, parent_of = [], []
+    for _ in range(draw(st.integers(0, 14))):
+        parent = draw(st.integers(0, len(parents) - 1))
+        first, stop = cuts[parent], cuts[parent + 1]
+        word = draw(st.integers(first, stop - 1))
+        units.append(("p", starts[word], starts[word] + len(words[word])))
+        parent_of.append(draw(st.one_of(st.none(), st.just(parent))))
+    scores = draw(st.lists(st.sampled_from([-0.5, 0.0, 0.3, 0.3, 0.9]), min_size=len(units), max_size=len(units)))
+    return {"p": text}, scores, units, parent_of, parents
+
+
+@pytest.mark.grades("small_to_big")
+@check.hidden_seed
+@given(data=scored_units(), budget=st.integers(0, 60), span_tokens=st.integers(1, 40), depth=st.integers(1, 15))
+def test_small_to_big_hidden_property(rag10, data, budget, span_tokens, depth):
+    pages, scores, units, parent_of, parents = data
+    expected = oracles.small_to_big_spans(rag10, pages, scores, units, parent_of, parents, budget, span_tokens, depth)
+    got = rag10.small_to_big(pages, scores, units, parent_of, parents, budget, span_tokens=span_tokens, depth=depth)
+    check.expect([tuple(span) for span in got], expected)

@@ -638,6 +638,13 @@ def no_overlaps(results):
     return None
 
 
+def small_to_big(pages, scores, units, parent_of, parents, budget_tokens, span_tokens=READ_TOKENS, depth=DEPTH):
+    """Rank, lift, read: the functional way."""
+    top = sorted(range(len(scores)), key=lambda row: (-scores[row], row))[:depth]
+    return assemble(pages, [(parents[p][0], tuple(parents[p][1:]), tuple(units[u][1:]))
+                            for p, u in best_parents(top, parent_of)], budget_tokens, span_tokens)
+
+
 def main():
     print("0. The three functions, checked first on cases worked out by hand")
     checks = Invariants("rag10")

@@ -650,6 +650,17 @@ def no_overlaps(results):
     return None
 
 
+def small_to_big(pages, scores, units, parent_of, parents, budget_tokens, span_tokens=READ_TOKENS, depth=DEPTH):
+    """The parents of the depth best-scored units, each once, read by assemble."""
+    rows = list(range(len(scores)))
+    rows.sort(key=lambda row: -float(scores[row]))
+    chosen = []
+    for parent, unit in best_parents(rows[:depth], parent_of):
+        page, first, last = parents[parent]
+        chosen.append((page, (first, last), (units[unit][1], units[unit][2])))
+    return assemble(pages, chosen, budget_tokens, span_tokens)
+
+
 def main():
     print("0. The three functions, checked first on cases worked out by hand")
     checks = Invariants("rag10")
