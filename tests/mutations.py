@@ -314,18 +314,18 @@ MUTATIONS = [
     ),
     Mutation(
         "rag10", "small_to_big", "ranks the units worst first (argsort of the scores, not of their negation)",
-        "ranked = np.argsort(-np.asarray(scores, dtype=float), kind=\"stable\")[:depth]",
-        "ranked = np.argsort(np.asarray(scores, dtype=float), kind=\"stable\")[:depth]",
+        "    ranked = np.argsort(-np.asarray(scores, dtype=float), kind=\"stable\")[:depth]",
+        "    ranked = np.argsort(np.asarray(scores, dtype=float), kind=\"stable\")[:depth]",
     ),
     Mutation(
         "rag10", "small_to_big", "breaks a tie to the higher row (the ascending sort reversed)",
-        "ranked = np.argsort(-np.asarray(scores, dtype=float), kind=\"stable\")[:depth]",
-        "ranked = np.argsort(np.asarray(scores, dtype=float), kind=\"stable\")[::-1][:depth]",
+        "    ranked = np.argsort(-np.asarray(scores, dtype=float), kind=\"stable\")[:depth]",
+        "    ranked = np.argsort(np.asarray(scores, dtype=float), kind=\"stable\")[::-1][:depth]",
     ),
     Mutation(
         "rag10", "small_to_big", "reads every unit's parent, not only the depth best units'",
-        "ranked = np.argsort(-np.asarray(scores, dtype=float), kind=\"stable\")[:depth]",
-        "ranked = np.argsort(-np.asarray(scores, dtype=float), kind=\"stable\")",
+        "    ranked = np.argsort(-np.asarray(scores, dtype=float), kind=\"stable\")[:depth]",
+        "    ranked = np.argsort(-np.asarray(scores, dtype=float), kind=\"stable\")",
     ),
     Mutation(
         "rag10", "small_to_big", "hands the matched unit over as its own parent: small to small",
@@ -509,12 +509,22 @@ MUTATIONS = [
     ),
     Mutation(
         "rag11", "read_parents", "reads a parent once per unit of it, not once",
-        "    for parent, unit in rag10.best_parents(list(ranked), parent_of):",
-        "    for parent, unit in ((parent_of[unit], unit) for unit in ranked if parent_of[unit] is not None):",
+        "        if parent is None or parent in taken:",
+        "        if parent is None:",
     ),
     Mutation(
         "rag11", "read_parents", "hands over the units, not their parents",
-        "        candidates.append((doc_id, (start, end), tuple(units[unit][1:])))",
-        "        candidates.append((doc_id, tuple(units[unit][1:]), tuple(units[unit][1:])))",
+        "        doc_id, start, end = parents[parent]",
+        "        doc_id, start, end = units[row]",
+    ),
+    Mutation(
+        "rag11", "read_parents", "drops a parent too big for what is left instead of reading a window of it",
+        "            span = window_around(text, (start, end), tuple(units[row][1:]), room)",
+        "            span = None",
+    ),
+    Mutation(
+        "rag11", "read_parents", "stops at the first unit too big for what is left",
+        "            if span is None:\n                continue\n",
+        "            if span is None:\n                break\n",
     ),
 ]

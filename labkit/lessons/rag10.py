@@ -177,15 +177,12 @@ class Index:
     parent_unit: np.ndarray  # for each unit, the row in `units` of its parent matched whole
     with_parent: np.ndarray  # for each unit, True if it is scored with its parent (a sentence, a short paragraph)
 
-    @property
-    def spans(self):
-        """(doc_id, start, end) of each unit."""
-        return [(unit.doc_id, unit.start, unit.end) for unit in self.units]
+    spans: list = None  # (doc_id, start, end) of each unit
+    parent_spans: list = None  # (doc_id, start, end) of each parent
 
-    @property
-    def parent_spans(self):
-        """(doc_id, start, end) of each parent."""
-        return [(doc_id, chunk.start, chunk.end) for doc_id, chunk in self.parents]
+    def __post_init__(self):
+        self.spans = [(unit.doc_id, unit.start, unit.end) for unit in self.units]
+        self.parent_spans = [(doc_id, chunk.start, chunk.end) for doc_id, chunk in self.parents]
 
 
 INDEXES = {}
