@@ -2,9 +2,9 @@
 95% interval, and minilm's paired difference from wordllama on the same questions.
 
 Each embedder runs in a process of its own, with ACADEMY_EMBEDDER set, through rag11's own harness
-(`found_all`): words alone (BM25, the same for both), meaning alone (rag10's units ranked by the
+(`found`): words alone (BM25, the same for both), meaning alone (rag10's units ranked by the
 embedder, their parents read), both fused by RRF (rag11's search), rag10's small-to-big search and
-rag7's chunks with table rows at 256 tokens (rag8's retrieval), each reading at most 1,000 tokens.
+rag7's chunks with table rows at 256 tokens (rag8's recommended chunks), each reading at most 1,000 tokens.
 
     python benchmarks/embedders.py          # a few seconds with wordllama; minilm reads the vectors
                                             # the course ships and embeds what they lack
@@ -33,16 +33,22 @@ KINDS = ("prose", "identifier", "table", "code", "multi_section")
 
 def recalls(out: str) -> None:
     """Each question's recall within 1,000 tokens, {split: {method: [...]}}, with the embedder of the environment."""
-    from labkit import load_lab
     from academy_llm import corpus_pages
+    from labkit import load_lab
+    from labkit.lessons import rag10 as lesson10
+    from labkit.lessons import rag11 as lesson11
 
-    rag11 = load_lab("rag11", ROOT / "solutions")
-    hybrid = rag11.build_hybrid(corpus_pages())
+    rag10, rag11 = load_lab("rag10", ROOT / "solutions"), load_lab("rag11", ROOT / "solutions")
+    pages = corpus_pages()
+    hybrid = rag11.build_hybrid(pages)
     found = {}
     for split in ("dev", "test"):
         questions = corpus_questions(split)
-        hits, _ = rag11.found_all(hybrid, questions, 0.5)
-        found[split] = {method: rag11.recalls(questions, hits[method]) for method in METHODS}
+        asked = [question["question"] for question in questions]
+        ranked = lesson11.rankings(hybrid, asked, rag11.search_terms)
+        hits = {method: rag11.found(hybrid, ranked, method) for method in ("words", "meaning", "RRF")}
+        hits["rag10"], hits["rag7"] = rag10.search(pages, asked), lesson10.recommended_hits(questions)
+        found[split] = {method: lesson10.scores_of(questions, hits[method]) for method in METHODS}
     Path(out).write_text(json.dumps(found))
 
 

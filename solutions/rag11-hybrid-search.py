@@ -109,9 +109,17 @@ def bm25_index(documents, k1=K1, b=B):
     # hint 2: by one per document holding it. The mean length is over all documents, empty ones
     # hint 2: too. Second pass, in row order: for each term and its count tf, append (row,
     # hint 2: bm25_weight(tf, df, N, length, mean, k1, b)) to the term's list.
-    # hint 3: counts = [Counter(d) for d in documents]; df = Counter(t for c in counts for t in c)
-    # hint 3: mean = sum(map(len, documents)) / len(documents); then postings.setdefault(term,
-    # hint 3: []).append((row, weight)) for each row, term, tf.
+    # hint 3: if not documents:
+    # hint 3:     return {}
+    # hint 3: counts = [Counter(d) for d in documents]
+    # hint 3: df = Counter(t for c in counts for t in c)
+    # hint 3: mean = sum(map(len, documents)) / len(documents)
+    # hint 3: postings = {}
+    # hint 3: for row, c in enumerate(counts):
+    # hint 3:     for term, tf in c.items():
+    # hint 3:         weight = bm25_weight(tf, df[term], len(documents), len(documents[row]), mean, k1, b)
+    # hint 3:         postings.setdefault(term, []).append((row, weight))
+    # hint 3: return postings
     if not documents:
         return {}
     counts = [Counter(terms) for terms in documents]
@@ -145,8 +153,11 @@ def reciprocal_rank_fusion(rankings, k=RRF_K):
     # hint 2: Keep a score per item in a dict (it keeps the order items are first met). Walk each
     # hint 2: ranking with ranks from 1, adding Fraction(1, k + rank). Sort the items by score,
     # hint 2: highest first, with a stable sort, so that ties keep that order.
-    # hint 3: scores[item] = scores.get(item, 0) + Fraction(1, k + rank)
-    # hint 3: return sorted(scores, key=lambda item: -scores[item])
+    # hint 3: scores = {}  # a dict keeps the order in which the items are first met
+    # hint 3: for ranking in rankings:
+    # hint 3:     for rank, item in enumerate(ranking, 1):
+    # hint 3:         scores[item] = scores.get(item, 0) + Fraction(1, k + rank)
+    # hint 3: return sorted(scores, key=lambda item: -scores[item])  # stable: ties keep that order
     scores = {}
     for ranking in rankings:
         for rank, item in enumerate(ranking, 1):
@@ -168,8 +179,13 @@ def convex_fusion(word_scores, meaning_scores, alpha):
     # hint 2: Normalise each list on its own (subtract the lowest, divide by the range; no range:
     # hint 2: all zeros), then alpha times meaning plus (1 - alpha) times words, candidate by
     # hint 2: candidate. No candidates: an empty list.
-    # hint 3: def scaled(xs): low, high = min(xs), max(xs); return [(x - low) / (high - low) if
-    # hint 3: high > low else 0.0 for x in xs]; then zip the two scaled lists.
+    # hint 3: def scaled(xs):
+    # hint 3:     if not xs:
+    # hint 3:         return []
+    # hint 3:     low, high = min(xs), max(xs)
+    # hint 3:     return [(x - low) / (high - low) if high > low else 0.0 for x in xs]
+    # hint 3: words, meaning = scaled(list(word_scores)), scaled(list(meaning_scores))
+    # hint 3: return [alpha * m + (1 - alpha) * w for w, m in zip(words, meaning)]
     def scaled(scores):
         scores = np.asarray(scores, dtype=float)
         if scores.size == 0 or scores.max() == scores.min():
@@ -200,8 +216,25 @@ def read_parents(pages, ranked, units, parent_of, parents, budget_tokens=BUDGET_
     # hint 2: is None or taken; stop once nothing is left. Count the parent's tokens on its own
     # hint 2: text; if over min(left, PARENT_TOKENS), ask window_around for the window around the
     # hint 2: unit, skip the parent if there is none, else count the window's tokens.
-    # hint 3: room = min(left, PARENT_TOKENS); span = window_around(pages[doc_id], (start, end),
-    # hint 3: tuple(units[row][1:]), room); spans.append((doc_id, *span)); left -= its tokens
+    # hint 3: taken, spans, left = set(), [], budget_tokens
+    # hint 3: for row in ranked:
+    # hint 3:     parent = parent_of[row]
+    # hint 3:     if parent is None or parent in taken:
+    # hint 3:         continue
+    # hint 3:     taken.add(parent)
+    # hint 3:     if left <= 0:
+    # hint 3:         break
+    # hint 3:     doc_id, start, end = parents[parent]
+    # hint 3:     room, text = min(left, PARENT_TOKENS), pages[doc_id]
+    # hint 3:     span, tokens = (start, end), count_tokens(text[start:end])
+    # hint 3:     if tokens > room:
+    # hint 3:         span = window_around(text, (start, end), tuple(units[row][1:]), room)
+    # hint 3:         if span is None:
+    # hint 3:             continue
+    # hint 3:         tokens = count_tokens(text[span[0] : span[1]])
+    # hint 3:     spans.append((doc_id, *span))
+    # hint 3:     left -= tokens
+    # hint 3: return spans
     taken, spans, left = set(), [], budget_tokens
     for row in ranked:
         parent = parent_of[row]

@@ -258,21 +258,8 @@ def beyond(passed: set, floors: list, calls) -> set:
     return found | (passed & errors - free_errors)
 
 
-def fused_parents_wrapped(module):
-    """rag11's reciprocal_rank_fusion by rag10's given fused_parents: each item paired with no
-    span, at most two rankings, the parents taken back. (While fused_parents fused any number of
-    rankings at any k, this earned 2 of 2 points.)"""
-    fuse = module.rag10.fused_parents
-
-    def fused(rankings, k=60):
-        pairs = [[(item, None) for item in ranking] for ranking in rankings] + [[], []]
-        return [item for item, _ in fuse(*pairs[:2])]
-
-    return fused
-
-
 # Delegations that need a line of glue, written out: {(lab, function): make(the lab's module)}.
-WRAPPED = {("rag11", "reciprocal_rank_fusion"): fused_parents_wrapped}
+WRAPPED = {}  # none today: no given function fuses rankings or reads parents
 
 
 def shares(calls, points: float) -> dict:
