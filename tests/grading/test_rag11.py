@@ -213,3 +213,37 @@ def test_property_read_parents_each_parent_once_best_first(rag11, parent_of, dat
     budget = sum(count_tokens(PAGES[PARENTS[p][0]][PARENTS[p][1]:PARENTS[p][2]]) for p in order[:taken])
     got = handed(rag11.read_parents(PAGES, ranked, UNITS, parent_of, PARENTS, budget))
     check.expect(got, [PARENTS[p] for p in order[:taken]])
+
+
+LONG = {"l": " ".join(["alpha"] * 300)}  # 300 tokens: one parent over PARENT_TOKENS (192)
+WIDE = {"w": "\U00029755" * 10 + " tail", **PAGES}  # 10 characters of 4 tokens each, then " tail"
+
+
+def check_window(span, doc_id, unit, room, pages):
+    assert span[0] == doc_id and span[1] <= unit[0] and unit[1] <= span[2], (
+        f"returned {span}, not a span of {doc_id!r} holding the unit {unit}")
+    held = count_tokens(pages[doc_id][span[1] : span[2]])
+    assert room - 1 <= held <= room, f"returned {span} of {held} tokens: the window had room for {room}"
+
+
+@pytest.mark.grades("read_parents")
+def test_read_parents_reads_a_window_of_a_parent_too_big_for_what_is_left(rag11):
+    got = handed(rag11.read_parents(WIDE, [0, 1], [("b", 0, 14), ("w", 4, 5)], [0, 1],
+                                    [("b", 0, 14), ("w", 0, 15)], count_tokens(PAGES["b"]) + 20))
+    assert len(got) == 2 and got[0] == ("b", 0, 14), f"returned {got}, expected b whole, then a window of w"
+    check_window(got[1], "w", (4, 5), 20, WIDE)  # tokens counted, not characters
+
+
+@pytest.mark.grades("read_parents")
+def test_read_parents_skips_a_unit_too_big_for_what_is_left_and_reads_on(rag11):
+    got = handed(rag11.read_parents(WIDE, [0, 1], [("w", 0, 10), ("b", 0, 14)], [0, 1],
+                                    [("w", 0, 15), ("b", 0, 14)], 12))
+    check.expect(got, [("b", 0, 14)])
+
+
+@pytest.mark.grades("read_parents")
+def test_read_parents_reads_no_span_over_parent_tokens(rag11):
+    unit = (600, 605)  # the 101st alpha
+    got = handed(rag11.read_parents(LONG, [0], [("l", *unit)], [0], [("l", 0, len(LONG["l"]))], 1000))
+    assert len(got) == 1, f"returned {got}, expected one window of the long parent"
+    check_window(got[0], "l", unit, 192, LONG)

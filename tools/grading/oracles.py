@@ -228,32 +228,50 @@ def scaled(scores):
     return [(score - low) / (high - low) if high > low else 0.0 for score in scores]
 
 
-# ---- rag10's small to big, as its docstring states it --------------------------------
+# ---- rag10's small to big and rag11's reading, as their docstrings state them ---------
 
 
-def small_to_big_spans(rag10, pages, scores, units, parent_of, parents, budget_tokens, span_tokens, depth):
-    """The spans small_to_big must hand over: the `depth` best-scored units (a tie to the lower row), each
-    parent once at its best unit, read best first within the budget, whole or by the lab's window_around."""
+def read_within(pages, pairs, budget_tokens, span_tokens):
+    """[(doc_id, start, end)]: for each ((doc_id, start, end) parent, (start, end) unit), best first, the
+    parent whole while it fits in what is left and in span_tokens, else the course's window around its
+    unit (None: nothing for it); the walk ends once nothing is left."""
     from academy_llm import count_tokens
+    from labkit.lessons.rag10 import window_around
 
-    order = sorted(range(len(scores)), key=lambda row: (-float(scores[row]), row))[:depth]
-    seen, spans, left = set(), [], budget_tokens
-    for row in order:
-        parent = parent_of[row]
-        if parent is None or parent in seen:
-            continue
-        seen.add(parent)
+    spans, left = [], budget_tokens
+    for (doc_id, start, end), unit in pairs:
         if left <= 0:
             break
-        doc_id, start, end = parents[parent]
         room, text = min(left, span_tokens), pages[doc_id]
         span, held = (start, end), count_tokens(text[start:end])
         if held > room:
-            span = rag10.window_around(text, (start, end), tuple(units[row][1:]), room)
+            span = window_around(text, (start, end), tuple(unit), room)
             if span is None:
                 continue
-            span = tuple(span)
             held = count_tokens(text[span[0] : span[1]])
         spans.append((doc_id, *span))
         left -= held
     return spans
+
+
+def first_of_each_parent(rows, parent_of, units, parents):
+    """[(parent span, unit span)]: each parent once, at its first row in `rows`, rows without a parent skipped."""
+    seen, pairs = set(), []
+    for row in rows:
+        parent = parent_of[row]
+        if parent is not None and parent not in seen:
+            seen.add(parent)
+            pairs.append((tuple(parents[parent]), tuple(units[row][1:])))
+    return pairs
+
+
+def small_to_big_spans(pages, scores, units, parent_of, parents, budget_tokens, span_tokens, depth):
+    """The spans small_to_big must hand over: the `depth` best-scored units (a tie to the lower row), each
+    parent once at its best unit, read best first within the budget."""
+    order = sorted(range(len(scores)), key=lambda row: (-float(scores[row]), row))[:depth]
+    return read_within(pages, first_of_each_parent(order, parent_of, units, parents), budget_tokens, span_tokens)
+
+
+def read_parents_spans(pages, ranked, units, parent_of, parents, budget_tokens, span_tokens=192):
+    """The spans rag11's read_parents must hand over for `ranked` units (span_tokens: PARENT_TOKENS)."""
+    return read_within(pages, first_of_each_parent(ranked, parent_of, units, parents), budget_tokens, span_tokens)

@@ -190,6 +190,6 @@ def scored_units(draw):
 @given(data=scored_units(), budget=st.integers(0, 60), span_tokens=st.integers(1, 40), depth=st.integers(1, 15))
 def test_small_to_big_hidden_property(rag10, data, budget, span_tokens, depth):
     pages, scores, units, parent_of, parents = data
-    expected = oracles.small_to_big_spans(rag10, pages, scores, units, parent_of, parents, budget, span_tokens, depth)
+    expected = oracles.small_to_big_spans(pages, scores, units, parent_of, parents, budget, span_tokens, depth)
     got = rag10.small_to_big(pages, scores, units, parent_of, parents, budget, span_tokens=span_tokens, depth=depth)
     check.expect([tuple(span) for span in got], expected)

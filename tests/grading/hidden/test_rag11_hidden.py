@@ -207,3 +207,30 @@ def test_read_parents_hidden_property(rag11, case, data):
     budget = sum(count_tokens(pages[doc_id][start:end]) for doc_id, start, end in (parents[p] for p in order[:taken]))
     got = handed(rag11.read_parents(pages, ranked, units, parent_of, parents, budget))
     check.expect(got, [parents[p] for p in order[:taken]])
+
+
+@st.composite
+def ranked_on_a_page(draw):
+    """A page of words and wide characters, cut into parents at words, a unit a word, any ranking."""
+    words = draw(st.lists(st.sampled_from(LINES + ["\U00029755\U00029755", "x\r\ny"]), min_size=2, max_size=30))
+    text = " ".join(words)
+    starts = [len(" ".join(words[:i])) + (i > 0) for i in range(len(words))]
+    cuts = sorted({0, len(words), *draw(st.lists(st.integers(1, len(words) - 1), max_size=4))})
+    parents = [("p", starts[first], len(text) if stop == len(words) else starts[stop] - 1)
+               for first, stop in zip(cuts, cuts[1:])]
+    units, parent_of = [], []
+    for number, (first, stop) in enumerate(zip(cuts, cuts[1:])):
+        for word in range(first, stop):
+            units.append(("p", starts[word], starts[word] + len(words[word])))
+            parent_of.append(draw(st.one_of(st.none(), st.just(number))))
+    ranked = draw(st.permutations(range(len(units))))
+    return {"p": text}, list(ranked)[: draw(st.integers(0, len(units)))], units, parent_of, parents
+
+
+@pytest.mark.grades("read_parents")
+@check.hidden_seed
+@given(data=ranked_on_a_page(), budget=st.integers(0, 120))
+def test_read_parents_hidden_property_windows(rag11, data, budget):
+    pages, ranked, units, parent_of, parents = data
+    expected = oracles.read_parents_spans(pages, ranked, units, parent_of, parents, budget)
+    check.expect(handed(rag11.read_parents(pages, ranked, units, parent_of, parents, budget)), expected)
