@@ -372,6 +372,11 @@ def compare_methods(questions, found, embedder=None):
     for other in ("parents alone", "rag7 rows"):
         for line in kind_claims(questions, scores["small to big"], scores[other], "small to big", other):
             say(f"- {line}")
+    ours = scores["small to big"]
+    pays = [f"against {other}, {paired_difference(scores[other], ours).verdict('it pays', 'it costs')}"
+            for other in ("parents alone", "rag7 rows")]
+    say(f"Does matching small and reading big pay, with {describe_embedder(embedder)}? "
+        + "; ".join(pays).capitalize() + ".")
     return scores
 
 
