@@ -21,6 +21,9 @@ from academy_llm import (
 from labkit import ground, load_lab
 from labkit.cases import Case, Invariants, returns
 from labkit.lessons.dial import say
+from labkit.markdown import body_start_of, split_lines
+from labkit.seams import SEAMS
+from labkit.token_index import TokenIndex
 from labkit.retrieval import KINDS, gold_spans
 from labkit.uncertainty import NOT_SHOWN, claim, mean_interval, paired_difference
 
@@ -54,8 +57,9 @@ def cut_pages(pages, title=TITLE, parent_tokens=PARENT_TOKENS, folder=None):
 
 
 def cut_page(text, title, parent_tokens, rag5, rag6, rag7):
-    """(parents, units) of one page, cut by the earlier labs given."""
-    index = rag5.TokenIndex(text)
+    """(parents, units) of one page, cut by the earlier labs given: rag6's scan_blocks, rag5's
+    split_at_seams, pack and recursive_chunks, rag7's header_chunks."""
+    index = TokenIndex(text)
     units = [make_chunk(text, start, end, index.count(start, end), kind=kind, header=context)
              for start, end, kind, context in unit_spans(text, index, rag5, rag6)]
     return parents_of(text, title, parent_tokens, index, rag5, rag7), units
@@ -73,8 +77,8 @@ def unit_spans(text, index, rag5, rag6):
     be understood: a row, its table's column names; an item or code, the paragraph just before it.
     A unit longer than UNIT_TOKENS is cut at rag5's seams.
     """
-    sentence_end = dict(rag5.SEAMS)["sentence end"]
-    lines = rag6.split_lines(text, rag6.body_start_of(text))
+    sentence_end = dict(SEAMS)["sentence end"]
+    lines = split_lines(text, body_start_of(text))
     spans, intro = [], ""
     for block in rag6.scan_blocks(lines):
         first, last = lines[block.first], lines[block.last - 1]
