@@ -65,11 +65,9 @@ def build_index(pages, title=TITLE, embedder=None, parent_tokens=PARENT_TOKENS):
 # %% [markdown]
 # ## 2. Each parent once
 #
-# The ranking is of units, best first. Several units of one parent often rank
-# high together (three rows of one table): the reader needs the parent once.
-# Walk the ranked units and keep, for each parent, its first (best) unit, as a
-# `(parent, unit)` pair, in the order the parents first appear; skip a unit
-# whose parent is None.
+# Several units of one parent often rank high together (three rows of one
+# table): the reader needs the parent once. Keep, for each parent, its first
+# (best) unit, as a `(parent, unit)` pair, in rank order; skip a None parent.
 
 
 # %%
@@ -151,10 +149,9 @@ def search(pages, questions, budget_tokens=BUDGET_TOKENS, title=TITLE, embedder=
 # %% [markdown]
 # ## 5. Does it still pay? And the dial
 #
-# Recall within 1,000 tokens by kind, with 95% intervals: small to big against
-# the parents matched whole (does matching small pay?) and rag7's chunks with
-# a chunk a table row (the recommended chunker). Then **change `PARENT_SIZES`
-# and run again**. The sentences under each table are written by the run.
+# Recall within 1,000 tokens by kind, with 95% intervals, against the parents
+# matched whole and rag7's rows (the recommended chunker); the sentences are
+# the run's. Then **change `PARENT_SIZES` and run again**.
 
 # %%
 PARENT_SIZES = (96, 192, 384)  # the dial: the parents' budget in tokens (each ships as given ground)

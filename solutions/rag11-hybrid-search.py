@@ -1,14 +1,12 @@
 # %% [markdown]
 # # rag11: Hybrid search, words and meaning together
 #
-# rag10 matched units by meaning, which finds a paraphrase. Matching words is
-# the other way round: exact on a name such as `ORB-4024`, blind to a
-# paraphrase. Where the two fail on different questions, fusing their rankings
-# finds more (**hybrid search**); whether they do depends on the embedder, and
-# the lab measures it. You write **BM25** (`search_terms`, `bm25_weight`,
-# `bm25_index`), two fusions (`reciprocal_rank_fusion`, `convex_fusion`) and the
-# reading (`read_parents`) of rag10's units and parents (given ground); then
-# turn the dial: the weight of meaning, chosen on dev, reported on test.
+# Meaning finds a paraphrase; words find an exact name such as `ORB-4024`.
+# Where the two fail on different questions, fusing their rankings finds more
+# (**hybrid search**); whether they do depends on the embedder: the lab measures
+# it. You write **BM25** (`search_terms`, `bm25_weight`, `bm25_index`), two
+# fusions (`reciprocal_rank_fusion`, `convex_fusion`) and the reading
+# (`read_parents`) of rag10's units and parents (given ground); then the dial.
 
 # %%
 import math
