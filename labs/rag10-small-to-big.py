@@ -46,6 +46,7 @@ rag5 = load_lab("rag5")  # SEAMS, TokenIndex, split_at_seams, pack: sentences, t
 rag6 = load_lab("rag6")  # split_lines, body_start_of, scan_blocks: a page's blocks
 rag7 = load_lab("rag7")  # header_chunks: the parents
 rag8 = load_lab("rag8")  # the metrics and the harness, for the comparison; its recommended chunks, for the search
+from labkit.lessons import rag8 as harness  # noqa: E402 (rag8's given harness: retrieval, the budget, the tables)
 
 TITLE = "Orbit docs"
 PARENT_TOKENS = 192  # the parents: rag7's chunks at this budget, without overlap, none longer
@@ -53,7 +54,7 @@ UNIT_TOKENS = 48  # the longest unit: a paragraph this short is one unit, a long
 READ_TOKENS = PARENT_TOKENS  # the most a reader is handed from one parent
 DEPTH = 100  # how many units of the ranking are read, at most, to fill the budget
 BUDGET_TOKENS = 1000
-CHUNK_TOKENS = rag8.CHUNK_TOKENS  # rag7's recommended chunks, as rag8 measured them: a second ranking of parents
+CHUNK_TOKENS = harness.CHUNK_TOKENS  # rag7's recommended chunks, as rag8 measured them: a second ranking of parents
 FUSION_K = 10  # reciprocal-rank fusion's constant for the two rankings, chosen on the dev split (section 5)
 
 # %% [markdown]
@@ -260,7 +261,7 @@ def build_index(pages, title=TITLE, embedder=None):
                     parent_of.append(len(parents) + owner)
                     sizes.append(tokens.estimate(start, end))
             ends = [parent.end for parent in page_parents]
-            for chunk in rag8.recommended_chunks(text, CHUNK_TOKENS, title) if text else []:
+            for chunk in harness.recommended_chunks(rag7, text, CHUNK_TOKENS, title) if text else []:
                 chunks.append((doc_id, chunk))
                 chunk_parents.append([len(parents) + row for row in rows_under(chunk, page_parents, ends)])
             parents += [(doc_id, chunk) for chunk in page_parents]
@@ -534,14 +535,14 @@ COLUMN = 14  # a column of the tables with intervals: "[-0.05,+0.12]" and a spac
 
 
 def recall_within(spans, question):
-    gold = rag8.gold_spans(question)
+    gold = harness.gold_spans(question)
     return rag8.recall_at_k(spans, gold, len(spans)) if spans else 0.0
 
 
 def by_kind(questions, scores):
-    """{kind: the scores of the questions of that kind} for each of rag8.KINDS ("all": every question)."""
+    """{kind: the scores of the questions of that kind} for each of harness.KINDS ("all": every question)."""
     return {kind: [score for question, score in zip(questions, scores) if kind in (question["kind"], "all")]
-            for kind in rag8.KINDS}
+            for kind in harness.KINDS}
 
 
 class Comparison(NamedTuple):
@@ -581,14 +582,14 @@ def cells(interval, signed=False):
 def print_comparison(comparison, names, width):
     """The two tables of a Comparison: each method's recall by kind, then each one's difference from the
     baseline; a row on two lines, the mean above its 95% interval. `names`: each method's label."""
-    print((f"   {'method':<{width}}" + "".join(kind.center(COLUMN) for kind in rag8.KINDS)).rstrip())
+    print((f"   {'method':<{width}}" + "".join(kind.center(COLUMN) for kind in harness.KINDS)).rstrip())
     for method, row in comparison.recall.items():
-        for label, line in zip((names[method], ""), zip(*(cells(row[kind]) for kind in rag8.KINDS))):
+        for label, line in zip((names[method], ""), zip(*(cells(row[kind]) for kind in harness.KINDS))):
             print(f"   {label:<{width}}" + "".join(line).rstrip())
     print(f"   minus {names[comparison.baseline]}, paired over the same questions "
           "(~: the interval holds 0, a difference not shown by this data)")
     for method, row in comparison.difference.items():
-        for label, line in zip((names[method], ""), zip(*(cells(row[kind], True) for kind in rag8.KINDS))):
+        for label, line in zip((names[method], ""), zip(*(cells(row[kind], True) for kind in harness.KINDS))):
             print(f"   {label:<{width}}" + "".join(line).rstrip())
 
 
@@ -596,7 +597,7 @@ def kind_claims(difference, ours, other):
     """What `difference` ({kind: Interval of ours minus other}) shows, in sentences: the overall claim,
     then the kinds where this data shows a difference, and those where it does not."""
     lines = [claim(difference["all"], ours, other)]
-    kinds = [kind for kind in rag8.KINDS if kind != "all" and difference[kind] is not None]
+    kinds = [kind for kind in harness.KINDS if kind != "all" and difference[kind] is not None]
     shown = [f"{'more' if difference[kind].estimate > 0 else 'less'} on {kind} ({difference[kind]})"
              for kind in kinds if difference[kind].shown]
     unshown = [kind for kind in kinds if not difference[kind].shown]
@@ -609,10 +610,10 @@ def kind_claims(difference, ours, other):
 
 def baseline_hits(strategy, questions):
     """For each question, the hits of a rag8 strategy that fit in the budget, best first."""
-    chunks = rag8.chunk_corpus(strategy, rag8.CHUNK_TOKENS)
-    return [rag8.within_budget([hit for _, *hit in ranked], [chunks[row][1].n_tokens for row, *_ in ranked],
+    chunks = harness.chunk_corpus(strategy, harness.CHUNK_TOKENS)
+    return [harness.within_budget([hit for _, *hit in ranked], [chunks[row][1].n_tokens for row, *_ in ranked],
                                BUDGET_TOKENS)
-            for ranked in rag8.rankings(chunks, questions, embedder_name())]
+            for ranked in harness.rankings(chunks, questions, embedder_name())]
 
 
 def step_compare(questions, found, units_only):
@@ -641,7 +642,7 @@ def tokens_to_answer(spans, question, pages):
     read = 0
     for span in spans:
         read += count_tokens(pages[span[0]][span[1] : span[2]])
-        if any(rag8.holds(span, gold) for gold in rag8.gold_spans(question)):
+        if any(harness.holds(span, gold) for gold in harness.gold_spans(question)):
             return read
     return None
 

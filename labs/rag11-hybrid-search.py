@@ -35,6 +35,7 @@ from labkit import Case, Invariants, load_lab, returns, run_lab
 from labkit.uncertainty import claim, mean_interval, paired_difference
 
 rag8 = load_lab("rag8")  # the harness: gold spans, recall, the kinds of question
+from labkit.lessons import rag8 as harness  # noqa: E402 (rag8's given harness: retrieval, the budget, the tables)
 rag10 = load_lab("rag10")  # the units, their parents, the ranking by meaning, best_parents and assemble
 
 TITLE = rag10.TITLE
@@ -527,10 +528,10 @@ RULES = (Rule("words find, meaning misses", "identifier", True, "words", ("words
 
 def tokens_to_answer(spans, question, pages):
     """Tokens read up to the span that completes the answer (every gold span held whole), or None."""
-    missing, read = set(rag8.gold_spans(question)), 0
+    missing, read = set(harness.gold_spans(question)), 0
     for doc_id, start, end in spans:
         read += count_tokens(pages[doc_id][start:end])
-        missing = {gold for gold in missing if not rag8.holds((doc_id, start, end), gold)}
+        missing = {gold for gold in missing if not harness.holds((doc_id, start, end), gold)}
         if not missing:
             return read
     return None
@@ -547,7 +548,7 @@ def answer_ranks(rankings, hybrid, question):
     rows, best first}. The answer's unit is the unit sharing a character with a gold span that RRF ranks
     best (or, if RRF ranks none, words, then meaning): one unit, so that its RRF score is the sum of
     1 / (k + rank) over the two ranks printed beside it."""
-    gold = rag8.gold_spans(question)
+    gold = harness.gold_spans(question)
     on_answer = {row for row, (doc_id, start, end) in enumerate(hybrid.units)
                  if any(doc_id == page and start < last and first < end for page, first, last in gold)}
     unit = next((row for method in ("RRF", "words", "meaning") for row in rankings[method] if row in on_answer), None)
@@ -623,7 +624,7 @@ def has_identifier(text):
 def step_why_words(questions, scores, pages, example):
     """Words against meaning on the questions naming an identifier their answer holds, and on the others;
     what the two gaps say. Returns {group: Interval of meaning minus words}."""
-    answers = [" ".join(pages[d][s:e] for d, s, e in rag8.gold_spans(question)) for question in questions]
+    answers = [" ".join(pages[d][s:e] for d, s, e in harness.gold_spans(question)) for question in questions]
     named = [bool(has_identifier(question["question"]) & has_identifier(answer))
              for question, answer in zip(questions, answers)]
     shared = [len(set(search_terms(question["question"])) & set(search_terms(answer)))

@@ -135,12 +135,9 @@ def chunk_corpus(strategy, size=CHUNK_TOKENS):
     return [(page, chunk) for page, chunks in STRATEGIES[strategy]().items() for chunk in chunks]
 
 
-def recommended_chunks(text, size, title=TITLE):
-    """The course's recommended chunker on any text: rag7's chunks with their header, a chunk per table
-    row, overlap an eighth (the lab's own rag7: rag10 cuts pages the course does not ship)."""
-    from labkit import load_lab
-
-    rag7 = load_lab("rag7")
+def recommended_chunks(rag7, text, size, title=TITLE):
+    """The course's recommended chunker on any text, by the lab `rag7` given: its chunks with their
+    header, a chunk per table row, overlap an eighth (rag10 cuts pages the course does not ship)."""
     return rag7.with_table_rows(text, rag7.header_chunks(text, title, size, size // 8), size)
 
 
@@ -215,6 +212,11 @@ def mean_scores(questions, rows):
 def score_hits(lab, questions, found, k=K):
     """{kind: {metric: mean}} (and "all") of each question's (hits best first, those within TOKEN_BUDGET)."""
     return mean_scores(questions, question_scores(lab, questions, found, k))
+
+
+def evaluate(lab, chunks, questions, embedder, k=K):
+    """{kind: {metric: mean}} (and "all") for one chunked corpus and one embedder, by the lab's metrics."""
+    return score_hits(lab, questions, found_hits(chunks, questions, embedder), k)
 
 
 def per_question(rows, metric, questions=None, kind="all"):
