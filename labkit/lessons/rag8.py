@@ -237,6 +237,10 @@ def corpus_cost(chunks):
 def compare_chunkings(lab, questions, strategies, embedder):
     """Steps 2-5: every chunking scored by the lab's metrics, by kind, with intervals, and what the
     numbers say. Returns (rows {strategy: per-question scores}, chunked {strategy: chunks})."""
+    unknown = [name for name in strategies if name not in STRATEGIES]
+    if unknown or RECOMMENDED not in strategies or len(strategies) < 2:
+        raise ValueError(f"STRATEGIES must name {RECOMMENDED!r}, the baseline, and at least one more of: "
+                         f"{', '.join(STRATEGIES)}" + (f" (not {', '.join(map(repr, unknown))})" if unknown else ""))
     if embedder == "openai":
         announce_cost(strategies, questions)
     print(f"\n2. {len(questions)} test questions, top {K} of all chunks of all pages, chunks of {CHUNK_TOKENS} "
@@ -388,6 +392,8 @@ def embedder_dial(lab, questions, strategy, embedders) -> dict[str, list[float]]
     """Step 7: `strategy`'s chunks retrieved by each embedder; recall within the budget by kind and by
     word overlap, each embedder's difference from the first (paired), and the sentences the intervals
     support. Returns {embedder: per-question recall within the budget}."""
+    if not embedders:
+        raise ValueError("EMBEDDERS must name at least one embedder: wordllama, minilm, hash or openai")
     chunks = chunk_corpus(strategy)
     scores = {embedder: per_question(question_scores(lab, questions, found_hits(chunks, questions, embedder)), BUDGET)
               for embedder in embedders}
@@ -571,6 +577,10 @@ def checks(lab, checks: Invariants, questions, rows, chunked, embedder) -> bool:
     checks.check("a perfect retriever scores 1.0", all(
         lab["recall_at_k"](g, g, K) == lab["mrr_at_k"](g, g, K) == lab["precision_and_iou"](g, g, K)[1] == 1.0
         for g in perfect))
+    for name in ("whole page", "markdown + header"):  # the two the checks compare, if STRATEGIES left them out
+        if name not in rows:
+            chunked[name] = chunk_corpus(name)
+            rows[name] = question_scores(lab, questions, found_hits(chunked[name], questions, embedder))
     totals = [0.0, 0.0]
     headed = chunked["markdown + header"]
     for question, ranked in zip(questions, rankings(headed, questions, embedder, len(headed))):
