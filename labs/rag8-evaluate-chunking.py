@@ -23,11 +23,10 @@ from labkit.uncertainty import Interval  # given: (estimate, low, high, level), 
 # %% [markdown]
 # ## 1. The metrics
 #
-# Hits (retrieved chunks, best first) and gold spans (one or more: a
-# "multi_section" answer needs two places) are ranges `(doc_id, start, end)`.
-# Given: `holds(hit, span)` (same page, span held whole), `merged(ranges)` (the
-# same characters, sorted, not overlapping), `characters(merged)` and
-# `shared_characters(first, second)`: characters counted, and shared.
+# Hits (retrieved chunks, best first) and gold spans (one or more) are ranges
+# `(doc_id, start, end)`. Given: `holds(hit, span)` (same page, span held
+# whole), `merged(ranges)` (the same characters, sorted, not overlapping),
+# `characters(merged)` and `shared_characters(first, second)`.
 
 
 # %%
@@ -140,13 +139,11 @@ def paired_bootstrap(a, b, *, resamples=RESAMPLES, level=0.95, seed=0):
 # %% [markdown]
 # ## 3. The chunkings, and the embedder dial
 #
-# The earlier labs' chunks of every page (256 tokens, overlap an eighth) are
-# given as data: rag4's word windows (192 words) and token windows, rag5's,
-# rag6's, rag7's with headers and with a chunk per table row (the recommended,
-# first); whole pages; paragraphs with a title. The dial: the same chunks
-# through another **embedder**: `wordllama` averages static word vectors,
-# `minilm` reads words in context. Change `EMBEDDERS` (`"hash"` matches words,
-# not meanings) and rerun.
+# Given as data: the earlier labs' chunks of every page (256 tokens, overlap an
+# eighth; rag4's word windows: 192 words), the recommended (rag7's with a chunk
+# per table row) first; whole pages; paragraphs with a title. The dial: the
+# same chunks through another **embedder**: `wordllama` averages static word
+# vectors, `minilm` reads words in context. Change `EMBEDDERS` and rerun.
 
 # %%
 STRATEGIES = list(lesson.STRATEGIES)  # the recommended first: "header + table rows"
