@@ -378,10 +378,11 @@ def groups(questions) -> dict[str, list[int]]:
     return found
 
 
-def unpaired(first, second) -> Interval:
-    """mean(first) - mean(second) for two groups of different questions, with the normal
-    approximation's 95% interval (labkit.uncertainty's rule; a paired bootstrap needs the same questions)."""
-    means = [mean_interval(scores) for scores in (first, second)]
+def group_difference(scores, first, second) -> Interval:
+    """mean of `scores` over the questions numbered `first` less their mean over `second`: two groups of
+    different questions, with the normal approximation's 95% interval (labkit.uncertainty's rule; a
+    paired bootstrap needs the same questions)."""
+    means = [mean_interval([scores[n] for n in numbers]) for numbers in (first, second)]
     z = NormalDist().inv_cdf(0.975)
     spread = math.hypot(*((m.high - m.estimate) / z for m in means)) * z
     estimate = means[0].estimate - means[1].estimate
@@ -425,10 +426,9 @@ def say_embedders(first, other, scores, grouped, differences):
     say(f"Overall, {other} − {first}: {overall}, {overall.verdict()}; by kind: "
         + "; ".join(f"{verdict} on {', '.join(kinds)}" for verdict, kinds in verdicts.items()) + ".")
     low, high = list(grouped)[len(KINDS) - 1:len(KINDS) + 1]
-    gaps = {name: unpaired([scores[name][n] for n in grouped[high]], [scores[name][n] for n in grouped[low]])
-            for name in (first, other)}
-    gain = unpaired(_differences(scores, other, first, grouped[low]),
-                    _differences(scores, other, first, grouped[high]))
+    gaps = {name: group_difference(scores[name], grouped[high], grouped[low]) for name in (first, other)}
+    gains = [theirs - ours for ours, theirs in zip(scores[first], scores[other])]  # other − first, a question each
+    gain = group_difference(gains, grouped[low], grouped[high])
     say("Questions sharing two or more content words with their answer, against those in the user's own words: "
         + "; ".join(f"{name} {gap}, {gap.verdict()}" for name, gap in gaps.items())
         + f". {other} − {first} on the user's own words, against on shared words: {gain}, "
@@ -437,11 +437,6 @@ def say_embedders(first, other, scores, grouped, differences):
     if gaps[first].low > 0 and gain.low > 0:
         say(f"So on these questions {first} leans on the words a question shares with its answer more than "
             f"{other} does, and {other} gains most where the question is asked in the user's own words.")
-
-
-def _differences(scores, other, first, numbers):
-    """Per-question differences other − first on the questions `numbers`."""
-    return [scores[other][n] - scores[first][n] for n in numbers]
 
 
 # --------------------------------------------------------------------------
