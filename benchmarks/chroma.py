@@ -38,6 +38,7 @@ from chunkers import HYBRID, RETRIEVERS, SMALL_TO_BIG, SOLUTIONS, Scored, chunk_
 from tables import NOT_SHOWN, bootstrap_mean, paired_difference, print_wrong_starts, signed_points, table
 
 rag8 = load_lab("rag8", SOLUTIONS)  # within_budget and the budget itself, as the lab defines them
+from labkit.lessons import rag8 as harness  # noqa: E402 (rag8's given harness: retrieval, the budget, the tables)
 DEFAULT_FOLDER = Path(__file__).resolve().parent.parent.parent / "shared" / "benchmarks" / "chroma"
 SIZES = (200, 400)  # the sizes of Chroma's published recursive-splitter runs
 K = 5
@@ -109,7 +110,7 @@ class ChromaScore(Scored):
     recall: float = 0.0
     precision: float = 0.0
     iou: float = 0.0
-    budget_recall: float = 0.0  # recall over the hits that fit in rag8.TOKEN_BUDGET tokens
+    budget_recall: float = 0.0  # recall over the hits that fit in harness.TOKEN_BUDGET tokens
     each_budget: tuple = ()  # each question's recall within the budget (0 to 1), for intervals
 
     def budget_interval(self) -> str:
@@ -132,14 +133,15 @@ def score(contender, size, overlap, embedder, corpora, questions):
     for vector in embed([q["question"] for q in questions], embedder):
         ranked = [row for row, _ in top_k(vector, vectors, CANDIDATES)]
         ranked_hits = [hits[row] for row in ranked]
-        found.append((ranked_hits, rag8.within_budget(ranked_hits, [tokens[row] for row in ranked], rag8.TOKEN_BUDGET)))
+        found.append((ranked_hits, harness.within_budget(ranked_hits, [tokens[row] for row in ranked],
+                                                         harness.TOKEN_BUDGET)))
     return ChromaScore(contender, size, overlap, len(hits), sum(tokens) / len(tokens), wrong,
                        *mean_scores(questions, found))
 
 
 def score_retriever(retriever, embedder, corpora, questions):
     """A retriever's spans for every question, from all corpora at once, scored as the chunkers' hits are."""
-    found = retriever.search(corpora, [q["question"] for q in questions], rag8.TOKEN_BUDGET,
+    found = retriever.search(corpora, [q["question"] for q in questions], harness.TOKEN_BUDGET,
                              title=NO_TITLE, embedder=embedder)
     units, tokens = retriever.sizes(corpora, NO_TITLE, embedder)
     return ChromaScore(retriever, 0, 0, units, tokens, 0,
@@ -165,7 +167,7 @@ def run(embedder, folder, sizes=SIZES):
     print(f"\n### Chroma's benchmark: {len(corpora)} corpora ({size_mb:.2f} MB), {len(questions)} questions, "
           f"{embedder} embeddings, top {K} of all chunks\n")
     print("Recall, precision and IoU as Chroma defines them (characters, in percent); "
-          f"R@1kt: the same recall within {rag8.TOKEN_BUDGET:,} retrieved tokens.")
+          f"R@1kt: the same recall within {harness.TOKEN_BUDGET:,} retrieved tokens.")
     retrievers = [score_retriever(retriever, embedder, corpora, questions) for retriever in RETRIEVERS]
     results = []
     for size in sizes:
@@ -192,7 +194,7 @@ def print_budget_targets(results, retrievers):
         best[course] = max((r for r in results if r.contender.course == course), key=lambda r: r.budget_recall)
     ours, theirs = best[True], best[False]
     gap = paired_difference(theirs.each_budget, ours.each_budget)
-    print(f"\nTargets at {rag8.TOKEN_BUDGET:,} retrieved tokens (a difference counts where its 95% interval, "
+    print(f"\nTargets at {harness.TOKEN_BUDGET:,} retrieved tokens (a difference counts where its 95% interval, "
           "paired over the questions, leaves 0 out):")
     print(f"- the course's best chunker beats the best peer: {'met' if gap.low > 0 else 'NOT met'}: "
           f"{ours.contender.name} {ours.size}/{ours.overlap} {ours.budget_interval()} against "

@@ -27,6 +27,7 @@ from tables import (NOT_SHOWN, bootstrap_mean, in_points, paired_difference, pri
                     signed_points, table)
 
 rag8 = load_lab("rag8", SOLUTIONS)
+from labkit.lessons import rag8 as harness  # noqa: E402 (rag8's given harness: retrieval, the budget, the tables)
 SIZES = (256, 400)  # rag8 measures at 256; 400 is Chroma's published size
 KINDS = ("prose", "table", "code", "identifier", "multi_section")  # recall within 1,000 tokens by kind: the headline
 FOCUS = ("table", "code")  # recall@5 by kind in every table: where structure should pay (every kind: print_by_kind)
@@ -54,22 +55,23 @@ def score(contender, size, overlap, embedder):
     """Chunk every page, then let rag8 retrieve and score the test questions."""
     chunks, wrong = [], 0
     for doc_id, text in corpus_pages().items():
-        page_chunks, page_wrong = chunk_document(contender, text, size, overlap, rag8.TITLE)
+        page_chunks, page_wrong = chunk_document(contender, text, size, overlap, harness.TITLE)
         chunks += [(doc_id, chunk) for chunk in page_chunks]
         wrong += page_wrong
     questions, found = corpus_questions("test"), []
-    for ranked in rag8.rankings(chunks, questions, embedder):  # as rag8.evaluate retrieves
+    for ranked in harness.rankings(chunks, questions, embedder):  # as rag8.evaluate retrieves
         hits = [hit for _, *hit in ranked]
-        found.append((hits, rag8.within_budget(hits, [chunks[row][1].n_tokens for row, *_ in ranked],
-                                               rag8.TOKEN_BUDGET)))
+        found.append((hits, harness.within_budget(hits, [chunks[row][1].n_tokens for row, *_ in ranked],
+                                               harness.TOKEN_BUDGET)))
     tokens = sum(chunk.n_tokens for _, chunk in chunks) / len(chunks)
-    return OrbitScore(contender, size, overlap, len(chunks), tokens, wrong, rag8.score_hits(questions, found),
+    return OrbitScore(contender, size, overlap, len(chunks), tokens, wrong,
+                      harness.score_hits(vars(rag8), questions, found),
                       per_question(questions, found))
 
 
 def per_question(questions, found):
     """{metric: [each question's score]} for BUDGET and recall@5, as rag8.score_hits scores them one by one."""
-    rows = [rag8.score_hits([question], [hits])["all"] for question, hits in zip(questions, found)]
+    rows = [harness.score_hits(vars(rag8), [question], [hits])["all"] for question, hits in zip(questions, found)]
     return {metric: [row[metric] for row in rows] for metric in (BUDGET, "recall@5")}
 
 
@@ -77,11 +79,11 @@ def score_retriever(retriever, embedder):
     """A retriever's spans for the test questions, scored with rag8's metrics: its chunks are what it matches
     (units and parents), its tokens the mean of the parents it reads."""
     pages, questions = corpus_pages(), corpus_questions("test")
-    found = retriever.search(pages, [q["question"] for q in questions], rag8.TOKEN_BUDGET,
-                             title=rag8.TITLE, embedder=embedder)
+    found = retriever.search(pages, [q["question"] for q in questions], harness.TOKEN_BUDGET,
+                             title=harness.TITLE, embedder=embedder)
     found = [(spans, spans) for spans in found]  # every span is within the budget
-    units, tokens = retriever.sizes(pages, rag8.TITLE, embedder)
-    return OrbitScore(retriever, 0, 0, units, tokens, 0, rag8.score_hits(questions, found),
+    units, tokens = retriever.sizes(pages, harness.TITLE, embedder)
+    return OrbitScore(retriever, 0, 0, units, tokens, 0, harness.score_hits(vars(rag8), questions, found),
                       per_question(questions, found))
 
 
@@ -129,7 +131,7 @@ def compare(results, ours, fixed=None):
     difference on each kind, and the same by recall@5. Returns the
     differences within 1,000 tokens: [{kind: Interval}].
     """
-    print(f"\n#### {ours.name} against each peer: recall within {rag8.TOKEN_BUDGET:,} tokens, difference in points"
+    print(f"\n#### {ours.name} against each peer: recall within {harness.TOKEN_BUDGET:,} tokens, difference in points"
           " [95% interval, paired over the questions]\n")
     by_key = {(r.contender.name, r.size, r.overlap): r for r in results}
     gaps, top_gaps, rows = [], [], []
@@ -147,7 +149,7 @@ def compare(results, ours, fixed=None):
     print(table(["size/overlap", "peer", "R@1kt, all", "R@1kt by kind, shown by the interval", "R@5, all"], rows))
     print(f"\nOver {len(gaps)} comparisons at equal size and overlap, {ours.name} (where the interval leaves 0 out;"
           f" {NOT_SHOWN} in the rest):")
-    for name, found in ((f"within {rag8.TOKEN_BUDGET:,} tokens", gaps), ("by recall@5", top_gaps)):
+    for name, found in ((f"within {harness.TOKEN_BUDGET:,} tokens", gaps), ("by recall@5", top_gaps)):
         counted = [f"{kind} {sum(d[kind].low > 0 for d in found)}/{sum(d[kind].high < 0 for d in found)}"
                    for kind in ("all",) + KINDS]
         print(f"- {name}, finds more / less than the peer on questions of each kind: {', '.join(counted)}"
@@ -182,7 +184,7 @@ def print_targets(results, retriever, gaps):
     """A retriever's targets within 1,000 tokens, each judged by its interval: beat each peer on every kind, at
     every size and overlap; then rag10's: beat rag7's recommended chunker on all questions; rag11's: at least
     HYBRID_TARGET on all, and no kind below rag7's recommended chunker."""
-    print(f"\nTargets of {retriever.contender.name}, within {rag8.TOKEN_BUDGET:,} retrieved tokens"
+    print(f"\nTargets of {retriever.contender.name}, within {harness.TOKEN_BUDGET:,} retrieved tokens"
           " (a difference counts where its 95% interval leaves 0 out):")
     shown = {kind: sum(gap[kind].low > 0 for gap in gaps) for kind in KINDS}
     won = all(count == len(gaps) for count in shown.values())
@@ -217,9 +219,9 @@ def run(embedder, sizes=SIZES):
     """Every chunker at every size, with no overlap and with an eighth, and the retrievers; prints the tables."""
     questions = corpus_questions("test")
     print(f"\n### Orbit docs: {len(corpus_pages())} pages, {len(questions)} test questions, "
-          f"{embedder} embeddings, top {rag8.K} of all chunks\n")
+          f"{embedder} embeddings, top {harness.K} of all chunks\n")
     print("R@5: recall@5 (an answer counts when one chunk holds its whole span); MRR@5; IoU of the top 5's")
-    print(f"characters with the answer's; R@1kt: recall within {rag8.TOKEN_BUDGET:,} retrieved tokens, the headline,"
+    print(f"characters with the answer's; R@1kt: recall within {harness.TOKEN_BUDGET:,} retrieved tokens, the headline,"
           " also by kind of question. In percent.")
     retrievers = [score_retriever(retriever, embedder) for retriever in RETRIEVERS]
     results = []

@@ -124,8 +124,8 @@ def main():
     if not args.speed_only:
         orbit.run(args.embedder, orbit_sizes)
     pages = list(corpus_pages().values())
-    datasets = [("Orbit", orbit_sizes[0], [(orbit.rag8.TITLE, page) for page in pages])]
-    asked = [(orbit.rag8.TITLE, [q["question"] for q in corpus_questions("test")])]  # the retrievers' title, questions
+    datasets = [("Orbit", orbit_sizes[0], [(orbit.harness.TITLE, page) for page in pages])]
+    asked = [(orbit.harness.TITLE, [q["question"] for q in corpus_questions("test")])]  # the retrievers' questions
     if args.no_chroma or not (args.chroma_data / "questions_df.csv").is_file():
         reason = "--no-chroma" if args.no_chroma else f"no data in {args.chroma_data}"
         print(f"\n(Chroma's benchmark skipped: {reason})")

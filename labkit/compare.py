@@ -53,6 +53,7 @@ from academy_llm import (
     top_k_each,
 )
 from labkit.loading import load_lab
+from labkit.lessons.rag8 import within_budget  # rag8's reading budget: hits best first while they fit
 from labkit.uncertainty import Interval
 
 ROOT = COURSE_ROOT
@@ -589,7 +590,7 @@ def score_spans(spans: Spans, names: list, questions: list, question_vectors, bu
         for question, top in zip(block, ranked):
             rows = spans.rows[[row for row, _ in top]].reshape(-1, 4)
             hits = [(names[doc], start, end) for doc, start, end, _ in rows.tolist()]
-            kept = rag8.within_budget(hits, rows[:, 3].tolist(), budget)
+            kept = within_budget(hits, rows[:, 3].tolist(), budget)
             recall.append(rag8.recall_at_k(kept, [_gold(question)], len(kept)) if kept else 0.0)
             tokens.append(int(rows[:len(kept), 3].sum()))
     return np.array(recall), np.array(tokens)

@@ -46,6 +46,7 @@ from labkit.uncertainty import claim, mean_interval, paired_difference  # given:
 rag5 = load_lab("rag5")  # TokenIndex, SEAMS, split_at_seams, pack, mend
 rag7 = load_lab("rag7")  # header_chunks, to compare with
 rag8 = load_lab("rag8")  # the evaluation harness
+from labkit.lessons import rag8 as harness  # noqa: E402 (rag8's given harness: retrieval, the budget, the tables)
 
 # %% [markdown]
 # ## 1. Sentences with exact offsets
@@ -426,12 +427,13 @@ def scored(chunks, questions, embedder):
     rag8.evaluate scores, one question at a time too, so that two strategies can be compared
     question by question."""
     found = []
-    for ranked in rag8.rankings(chunks, questions, embedder):
+    for ranked in harness.rankings(chunks, questions, embedder):
         hits = [hit for _, *hit in ranked]
-        found.append((hits, rag8.within_budget(hits, [chunks[row][1].n_tokens for row, *_ in ranked],
-                                               rag8.TOKEN_BUDGET)))
-    each = [rag8.score_hits([question], [hits])["all"][BUDGET] for question, hits in zip(questions, found)]
-    return rag8.score_hits(questions, found), each
+        found.append((hits, harness.within_budget(hits, [chunks[row][1].n_tokens for row, *_ in ranked],
+                                                  harness.TOKEN_BUDGET)))
+    each = [harness.score_hits(vars(rag8), [question], [hits])["all"][BUDGET]
+            for question, hits in zip(questions, found)]
+    return harness.score_hits(vars(rag8), questions, found), each
 
 
 BUDGET = "recall@1k tokens"  # rag8's name for recall within its TOKEN_BUDGET
@@ -533,7 +535,7 @@ def step_dial(questions, pages, measured):
     print(f"   {'percentile':>10} {'chunks':>6} {'tokens':>6} {'recall [95%]':<18} "
           f"difference from {reference} [95%]: this percentile − {reference}")
     for percentile, count, tokens in rows:
-        recall = rag8.with_interval(rag8.mean_interval(scores[percentile]))
+        recall = harness.with_interval(harness.score_interval(vars(rag8), scores[percentile]))
         difference = rag8.paired_bootstrap(scores[reference], scores[percentile])
         print(f"   {percentile:>10} {count:>6} {tokens:>6.0f} {recall:<18} "
               + ("(the reference)" if percentile == reference else moved(difference)))
@@ -545,9 +547,9 @@ def step_dial(questions, pages, measured):
 
 def moved(difference, higher="this percentile"):
     """rag8's text of a difference, and, when its interval leaves 0 out, which way it goes."""
-    if not rag8.shows_a_difference(difference):
-        return rag8.difference_text(difference)
-    return f"{rag8.difference_text(difference)}: {higher} finds {'more' if difference.low > 0 else 'less'}"
+    if not harness.shows_a_difference(difference):
+        return harness.difference_text(difference)
+    return f"{harness.difference_text(difference)}: {higher} finds {'more' if difference.low > 0 else 'less'}"
 
 
 def main():

@@ -102,6 +102,17 @@ def test_a_forged_value_is_refused_before_anything_is_allocated(value, why):
         wire.decode(value)
 
 
+def test_a_dataclass_from_the_lab_reads_its_fields_as_attributes():
+    """A lab's dataclass (rag8's paired_bootstrap returns labkit.uncertainty.Interval) arrives as a
+    Record, whose fields a grading test reads as attributes, as it reads a namedtuple's."""
+    from labkit.uncertainty import Interval
+
+    record = wire.decode(wire.encode(Interval(0.1, 0.0, 0.2, 0.95)))
+    assert (record.name, record.estimate, record.low, record.high, record.level) == ("Interval", 0.1, 0.0, 0.2, 0.95)
+    with pytest.raises(AttributeError):
+        record.missing
+
+
 def test_a_reply_of_too_many_containers_or_too_deep_is_refused():
     with pytest.raises(wire.WireError, match="lists and objects"):
         wire.loads(b'{"value": [' + b"[]," * (wire.MAX_CONTAINERS + 1) + b"[]]}")

@@ -254,14 +254,14 @@ QUOTES = (
     # The label of chunk 2, and the mark where the view stops, in rag5's step 4.
     Quote("rag5", "chunk-label", printed_mark(r"\{#2 \[[^{}]*\}"), inline=True),
     Quote("rag5", "view-stop", printed_mark(r"\{/#\d+ · [^{}]*\}"), inline=True),
-    # rag8's scores of every strategy with wordllama (and what word windows hold in tokens), and by kind for
-    # the Markdown ones.
-    Quote("rag8", "strategies",
-          Table(r"\d+ test questions", r".* wordllama ", r"\s+(cov|prec|word windows:|\d+ of \d+ chunks|so a budget)")),
+    # rag8's scores of every strategy (and what word windows hold in tokens), and by kind for the Markdown ones.
+    Quote("rag8", "strategies", Table(r"\d+ test questions", r"\s+\S")),
     Quote("rag8", "by-kind", Table(r"recall.* by kind of question", MARKDOWN_ROWS)),
     # rag8's headline recall with its interval, and each strategy's difference from the recommended one.
     Quote("rag8", "intervals",
           Table(r"recall.* with its 95% interval", r"\s+[a-z]", r"\s+(\d+ questions|A difference)")),
+    # rag8's embedder dial: wordllama and minilm on the same chunks, by kind and by shared words, and what it shows.
+    Quote("rag8", "embedders", Table(r"The embedder dial", r"\s")),
     # rag9's table of the Orbit docs, and what its intervals let it say, kind by kind.
     Quote("rag9", "orbit", Table(r"Orbit docs:", r"\s+[a-z]", r"\s+\(", cut_at="sentences/s")),
     Quote("rag9", "plainly", Table(r"Plainly", r"\s+\S")),

@@ -40,20 +40,33 @@ def rag10_cut(parent_tokens):
     return {page: rag10.cut_page(text, rag10.TITLE, parent_tokens, *labs) for page, text in corpus_pages().items()}
 
 
-def rag8_recommended(size):
-    """rag8's recommended chunks: rag7's header chunks with an eighth of overlap, a chunk per table row."""
+TITLE = "Orbit docs"  # the title rag7's headers start with, on every course page
+
+
+def at_256(lab: str, chunker: str, *settings):
+    """A maker: {page: chunks} of reference lab `lab`'s `chunker`(text, *settings)."""
+    return lambda: each_page(lambda text: getattr(reference(lab), chunker)(text, *settings))
+
+
+def rag7_rows(size: int):
+    """rag7's header chunks (overlap an eighth of `size`) with a chunk per table row: the course's recommended."""
     rag7 = reference("rag7")
-    return each_page(lambda text: rag7.with_table_rows(text, rag7.header_chunks(text, "Orbit docs", size, size // 8),
-                                                       size))
+    return each_page(lambda text: rag7.with_table_rows(text, rag7.header_chunks(text, TITLE, size, size // 8), size))
 
 
 # name -> a function of no arguments returning {page: chunks}. One entry per set a later lab reads.
+# Named lab-method-budget; overlap an eighth of the budget. rag8 compares all six.
 MAKERS = {
     **{f"rag10-parents-{tokens}": (lambda tokens=tokens: {page: parents for page, (parents, _) in
                                                         rag10_cut(tokens).items()})
        for tokens in (96, 192, 384)},  # rag10's parents, and its dial's
     "rag10-units-48": lambda: {page: units for page, (_, units) in rag10_cut(192).items()},  # its units (rag11's too)
-    "rag8-recommended-256": lambda: rag8_recommended(256),  # the course's recommended chunks, rag10's baseline
+    "rag4-words-256": at_256("rag4", "word_windows", 192, 24),  # 3/4 of 256 in words, overlap 24 words
+    "rag4-tokens-256": at_256("rag4", "token_windows", 256, 32),
+    "rag5-256": at_256("rag5", "recursive_chunks", 256, 32),
+    "rag6-256": at_256("rag6", "markdown_chunks", 256, 32),
+    "rag7-header-256": at_256("rag7", "header_chunks", TITLE, 256, 32),
+    "rag7-rows-256": lambda: rag7_rows(256),  # the course's recommended chunks (rag8's first, rag10's baseline)
 }
 
 

@@ -22,7 +22,6 @@ words of its own, shares at most one.
 
 import argparse
 import json
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -31,29 +30,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from academy_llm import corpus_pages, corpus_questions  # noqa: E402
+from labkit.lessons.rag8 import content_words  # noqa: E402 (rag8's dial groups questions by the same rule)
 
 QUESTIONS = ROOT / "datasets" / "orbit-questions.jsonl"
 KINDS = ("prose", "identifier", "table", "code", "multi_section")
 SPLITS = ("dev", "test")
 PARAPHRASE = 1  # at most this many content words shared with the answer: a question in the user's own words
-
-STOP_WORDS = frozenset(
-    """
-    about above after again against all also and any are aren because been before being below between both
-    but can cannot could did does doing don down during each few for from further had has have having her
-    here hers herself him himself his how into its itself just let more most must mustn not now off once
-    only other our ours ourselves out over own same shall she should so some such than that the their
-    theirs them themselves then there these they this those through too under until upon very was wasn
-    were what when where which while who whom why will with won would you your yours yourself yourselves
-    get gets got one use used uses using way ways need needs want wants make makes like may might
-    """.split()
-)
-
-
-def content_words(text: str) -> set[str]:
-    """The distinct content words of `text`: letters or digits, lowercased, 3+ characters, no stop word."""
-    return {word for word in re.findall(r"[a-z0-9]+", text.lower()) if len(word) >= 3 and word not in STOP_WORDS}
-
 
 def overlap(question: dict) -> int:
     """How many content words the question shares with its answer spans."""

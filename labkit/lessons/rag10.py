@@ -32,7 +32,7 @@ PARENT_TOKENS = 192  # the parents: rag7's header chunks at this budget, without
 UNIT_TOKENS = 48  # the longest unit: a paragraph this short is one unit, a longer one a unit a sentence
 DEPTH = 100  # how many units of a ranking are read, at most, to fill the budget
 BUDGET_TOKENS = 1000  # what a reader reads for one question, as rag8 measures
-ROWS = "rag8-recommended-256"  # the course's recommended chunks (rag7 header + table rows, 256 tokens)
+ROWS = "rag7-rows-256"  # the course's recommended chunks (rag7 header + table rows, 256 tokens)
 MEAN_POOLING = ("wordllama",)  # the embedders whose vector of a text is the mean of its tokens' vectors
 WITH_PARENT = ("sentence", "paragraph")  # the kinds of unit scored with their parent: they carry no context
 

@@ -115,10 +115,18 @@ def short_repr(value, limit: int = REPR_LIMIT) -> str:
 
 
 class Record(NamedTuple):
-    """A dataclass from the other side, read as data: its class name and fields."""
+    """A dataclass from the other side, read as data: its class name and fields, each also read as an
+    attribute (record.estimate), as on the other side, so a test reads a lab's dataclass as it reads a
+    namedtuple (a field called name or fields is read from `fields`)."""
 
     name: str
     fields: dict
+
+    def __getattr__(self, attribute: str):
+        fields = tuple.__getitem__(self, 1)
+        if not attribute.startswith("_") and isinstance(fields, dict) and attribute in fields:
+            return fields[attribute]
+        raise AttributeError(attribute)
 
 
 class Opaque(NamedTuple):
