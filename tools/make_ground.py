@@ -31,8 +31,30 @@ def each_page(chunker):
     return {page: list(chunker(text)) for page, text in corpus_pages().items()}
 
 
+def rag7_header(max_tokens: int, overlap: int):
+    """rag7's header chunks of every page, titled as the course titles them."""
+    rag7 = reference("rag7")
+    return lambda: each_page(lambda text: rag7.header_chunks(text, "Orbit docs", max_tokens, overlap))
+
+
+def rag7_rows(max_tokens: int, overlap: int):
+    """rag7's header chunks of every page with a chunk per table row: the course's recommended chunks."""
+    rag7 = reference("rag7")
+    return lambda: each_page(lambda text: rag7.with_table_rows(
+        text, rag7.header_chunks(text, "Orbit docs", max_tokens, overlap), max_tokens))
+
+
 # name -> a function of no arguments returning {page: chunks}. One entry per set a later lab reads.
 MAKERS = {
+    # rag8's "markdown + header" at its sizes, overlap an eighth (256 is rag7's own setting too)
+    "rag7-header-128": rag7_header(128, 16),
+    "rag7-header-256": rag7_header(256, 32),
+    "rag7-header-512": rag7_header(512, 64),
+    # the course's recommended chunks (rag8's "header + table rows"; rag10's and rag11's second ranking)
+    "rag7-rows-256": rag7_rows(256, 32),
+    # rag9's "markdown + header", without overlap; rag10's parents
+    "rag7-header-256-no-overlap": rag7_header(256, 0),
+    "rag7-header-192-no-overlap": rag7_header(192, 0),
 }
 
 
