@@ -23,9 +23,9 @@
 # rows. Cut into a chunk per row, each carrying the column names in its
 # header, a bare `5` still reads as a default.
 #
-# You write `make_header`, `header_chunks` with `section_with_header`, then
+# You write `make_header`, `section_with_header` and `header_chunks`, then
 # `row_chunks` and `with_table_rows`. The lab stops at the first TODO it
-# reaches when run: `header_chunks` calls `make_header`, so that is the first.
+# reaches when run: `header_chunks`, which calls the two before it.
 
 # %%
 from dataclasses import replace

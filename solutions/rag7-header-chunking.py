@@ -23,9 +23,9 @@
 # rows. Cut into a chunk per row, each carrying the column names in its
 # header, a bare `5` still reads as a default.
 #
-# You write `make_header`, `header_chunks` with `section_with_header`, then
+# You write `make_header`, `section_with_header` and `header_chunks`, then
 # `row_chunks` and `with_table_rows`. The lab stops at the first TODO it
-# reaches when run: `header_chunks` calls `make_header`, so that is the first.
+# reaches when run: `header_chunks`, which calls the two before it.
 
 # %%
 from dataclasses import replace
@@ -111,14 +111,12 @@ def section_with_header(text, start, end, section, header, max_tokens, overlap):
     # hint 2: the header. If a chunk not flagged oversize counts over max_tokens with its header
     # hint 2: (count its embedding_text), try again with one token less room. The room never goes
     # hint 2: below the section's least_budget; if nothing fits even there, the chunks go without a header.
-    # hint 3: tokens = count_tokens(header + "\n") if header else 0
-    # hint 3: for room in range(max_tokens - tokens, least_budget(text[start:end]) - 1, -1):
-    # hint 3:     chunks = [replace(c, start=start + c.start, end=start + c.end, section=section, header=header)
-    # hint 3:               for c in rag6.markdown_chunks(text[start:end], room, min(overlap, room - 1))]
-    # hint 3:     if all(c.oversize or count_tokens(c.embedding_text) <= max_tokens for c in chunks):
-    # hint 3:         return chunks
-    # hint 3: return [replace(c, start=start + c.start, end=start + c.end, section=section)
-    # hint 3:         for c in rag6.markdown_chunks(text[start:end], max_tokens, overlap)]
+    # hint 3: tokens = count_tokens(header + "\n") if header else 0. For room from max_tokens - tokens
+    # hint 3: down to least_budget(text[start:end]): chunks = [replace(c, start=start + c.start,
+    # hint 3: end=start + c.end, section=section, header=header) for c in
+    # hint 3: rag6.markdown_chunks(text[start:end], room, min(overlap, room - 1))]; return them if
+    # hint 3: all(c.oversize or count_tokens(c.embedding_text) <= max_tokens for c in chunks). After
+    # hint 3: the loop, the same chunks at max_tokens and overlap, without the header.
     tokens = count_tokens(header + "\n") if header else 0
     for room in range(max_tokens - tokens, least_budget(text[start:end]) - 1, -1):
         chunks = [replace(c, start=start + c.start, end=start + c.end, section=section, header=header)
