@@ -148,9 +148,14 @@ MUTATIONS = [
     ),
     # ---- rag7: make_header, header_chunks, section_with_header, row_chunks, with_table_rows
     Mutation(
-        "rag7", "section_with_header", "counts the text alone against the budget, not what is embedded",
-        "        if all(c.oversize or count_tokens(c.embedding_text) <= max_tokens for c in chunks):",
-        "        if all(c.oversize or c.n_tokens <= max_tokens for c in chunks):",
+        "rag7", "section_with_header", "keeps the heading path the section's text alone gives, not the page's",
+        "        chunks = [replace(c, start=start + c.start, end=start + c.end, section=section, header=header)",
+        "        chunks = [replace(c, start=start + c.start, end=start + c.end, header=header)",
+    ),
+    Mutation(
+        "rag7", "section_with_header", "gives the chunks no header",
+        "        chunks = [replace(c, start=start + c.start, end=start + c.end, section=section, header=header)",
+        "        chunks = [replace(c, start=start + c.start, end=start + c.end, section=section)",
     ),
     Mutation(
         "rag7", "section_with_header", "leaves the chunks at the section's offsets, not the page's",

@@ -116,6 +116,15 @@ def test_a_long_header_keeps_the_title_and_the_nearest_headings(rag7, max_tokens
 
 
 @pytest.mark.grades("header_chunks")
+def test_a_header_leaves_the_text_its_least_budget(rag7):
+    """'토큰' needs 5 tokens with no cut inside, so of 8 the header may take 3: the title cut short."""
+    text = "토큰 " * 10
+    chunks = rag7.header_chunks(text, "Orbit docs", 8)
+    check.markdown_basics(text, chunks, 8, "Orbit docs", header_of=rag7.make_header)
+    check.expect({c.header for c in chunks}, {"Orbit…"})
+
+
+@pytest.mark.grades("header_chunks")
 def test_a_title_longer_than_the_budget_is_cut_short(rag7):
     chunks = rag7.header_chunks("# Title\n\nText.", "A very long title " * 10, 20)
     check.markdown_basics("# Title\n\nText.", chunks, 20, "A very long title " * 10, header_of=rag7.make_header)
