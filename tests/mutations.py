@@ -146,27 +146,106 @@ MUTATIONS = [
         "chunks += repack_exactly(text, inner, max_tokens, index, regions)",
         "chunks += [(s, e, index.count(s, e)) for s, e in rag5.mend(text, start, end, max_tokens)]",
     ),
-    # ---- rag7: make_header, header_chunks
+    # ---- rag7: make_header, header_chunks, section_with_header, row_chunks, with_table_rows
     Mutation(
-        "rag7", "header_chunks", "the header is not counted in the budget",
-        "chunks += section_with_header(text, section, header, max_tokens, overlap, document)",
-        "chunks += [replace(c, header=header) for c in rag6.section_chunks(\n"
-        "            text, section, max_tokens, overlap, document.index, document.regions)]",
+        "rag7", "section_with_header", "keeps the heading path the section's text alone gives, not the page's",
+        "        chunks = [replace(c, start=start + c.start, end=start + c.end, section=section, header=header)",
+        "        chunks = [replace(c, start=start + c.start, end=start + c.end, header=header)",
     ),
     Mutation(
-        "rag7", "header_chunks", "the front matter's header is not counted in the budget",
-        "chunks.append(replace(chunk, oversize=count_tokens(chunk.embedding_text) > max_tokens))",
-        "chunks.append(chunk)",
+        "rag7", "section_with_header", "gives the chunks no header",
+        "        chunks = [replace(c, start=start + c.start, end=start + c.end, section=section, header=header)",
+        "        chunks = [replace(c, start=start + c.start, end=start + c.end, section=section)",
+    ),
+    Mutation(
+        "rag7", "section_with_header", "leaves the chunks at the section's offsets, not the page's",
+        "        chunks = [replace(c, start=start + c.start, end=start + c.end, section=section, header=header)",
+        "        chunks = [replace(c, section=section, header=header)",
+    ),
+    Mutation(
+        "rag7", "section_with_header", "ignores overlap",
+        "                  for c in rag6.markdown_chunks(text[start:end], room, min(overlap, room - 1))]",
+        "                  for c in rag6.markdown_chunks(text[start:end], room)]",
+    ),
+    Mutation(
+        "rag7", "section_with_header", "chunks the whole page for every section",
+        "                  for c in rag6.markdown_chunks(text[start:end], room, min(overlap, room - 1))]",
+        "                  for c in rag6.markdown_chunks(text, room, min(overlap, room - 1))]",
+    ),
+    Mutation(
+        "rag7", "header_chunks", "never shortens a long header",
+        "        header = fit_header(make_header(title, section, metadata), limit)",
+        "        header = make_header(title, section, metadata)",
+    ),
+    Mutation(
+        "rag7", "header_chunks", "gives every chunk the header of the page's first section",
+        "        header = fit_header(make_header(title, section, metadata), limit)",
+        "        header = fit_header(make_header(title, page[0].section, metadata), limit)",
+    ),
+    Mutation(
+        "rag7", "header_chunks", "leaves the front matter's fields out of the header",
+        "        metadata = {key: fields[key] for key in HEADER_FIELDS if key in fields}",
+        "        metadata = {}",
+    ),
+    Mutation(
+        "rag7", "header_chunks", "lets the header take half the budget whatever the text needs",
+        "    limit = min(max_tokens // 2, max_tokens - min(max_tokens, least_budget(text)))",
+        "    limit = max_tokens // 2",
+    ),
+    Mutation(
+        "rag7", "row_chunks", "puts the column names in a row's header without the chunk's header",
+        '    header = "\\n".join(part for part in (chunk.header, lines[0].text.strip()) if part)',
+        "    header = lines[0].text.strip()",
+    ),
+    Mutation(
+        "rag7", "row_chunks", "takes the delimiter row for the column names",
+        '    header = "\\n".join(part for part in (chunk.header, lines[0].text.strip()) if part)',
+        '    header = "\\n".join(part for part in (chunk.header, lines[1].text.strip()) if part)',
+    ),
+    Mutation(
+        "rag7", "row_chunks", "gives the delimiter row a chunk of its own",
+        "    ends = [chunk.start + line.end for line in lines[2:]]",
+        "    ends = [chunk.start + line.end for line in lines[1:]]",
+    ),
+    Mutation(
+        "rag7", "row_chunks", "the last row's chunk ends with the table, losing what follows it",
+        "    ends[-1] = chunk.end\n",
+        "",
+    ),
+    Mutation(
+        "rag7", "row_chunks", "rows at the chunk's offsets, not the page's",
+        "    ends = [chunk.start + line.end for line in lines[2:]]",
+        "    ends = [line.end for line in lines[2:]]",
+    ),
+    Mutation(
+        "rag7", "row_chunks", "does not check a row and its header against the budget",
+        "        if count_tokens(row.embedding_text) > max_tokens:\n            return None\n",
+        "",
+    ),
+    Mutation(
+        "rag7", "row_chunks", "cuts a chunk holding two tables by its first",
+        "    if len(tables) != 1:",
+        "    if not tables:",
+    ),
+    Mutation(
+        "rag7", "with_table_rows", "keeps the rows of a table an overlap repeats twice",
+        "        if result and (pieces[0].start < result[-1].start or rows and pieces[0].start == result[-1].start):",
+        "        if False:",
+    ),
+    Mutation(
+        "rag7", "with_table_rows", "drops the row that starts where the chunk it replaces starts",
+        "            pieces = [piece for piece in pieces if piece.start >= last.start] or [",
+        "            pieces = [piece for piece in pieces if piece.start > last.start] or [",
     ),
     Mutation(
         "rag7", "make_header", "empty parts are not left out",
-        '" › ".join(part for part in (title, *section) if part)',
-        '" › ".join((title, *section))',
+        '    path = " › ".join(part for part in (title, *section) if part)',
+        '    path = " › ".join((title, *section))',
     ),
     Mutation(
         "rag7", "make_header", "field names keep their underscores",
-        "f\"{key.replace('_', ' ')} {value}\"",
-        'f"{key} {value}"',
+        "    fields = \"; \".join(f\"{key.replace('_', ' ')} {value}\"",
+        '    fields = "; ".join(f"{key} {value}"',
     ),
     # ---- rag8: the metrics
     Mutation(
@@ -357,11 +436,6 @@ MUTATIONS = [
         "rag6", "is_table_start", "an indented header row (code) starts a table",
         '    if i + 1 >= len(lines) or "|" not in lines[i].text or indent_of(lines[i].text) >= 4:',
         '    if i + 1 >= len(lines) or "|" not in lines[i].text:',
-    ),
-    Mutation(
-        "rag7", "header_chunks", "ignores overlap",
-        "        chunks += section_with_header(text, section, header, max_tokens, overlap, document)",
-        "        chunks += section_with_header(text, section, header, max_tokens, 0, document)",
     ),
     Mutation(
         "rag8", "coverage_at_k", "counts a character two overlapping hits share twice, capped at 1",

@@ -264,3 +264,30 @@ SHORT_WORDS = ["Orbit", "runs", "jobs", "on", "the", "server", "port", "7401", "
                "why?", "(see", "it).", "satellites", "a", "überall"]
 clean_line = st.lists(st.sampled_from(SHORT_WORDS), min_size=1, max_size=14).map(" ".join)
 clean_prose = with_line_ends(st.lists(clean_line, max_size=20))
+
+# ---- pages with one plain table (rag7's chunk per row) ------------------------------
+# A heading, a paragraph, a table of 2 or 3 columns (as many header cells as delimiter cells, rows
+# of plain cells, outer or leading pipes), a blank line and a closing paragraph: a table that a
+# real parser and a reader of lines agree on, with any line ends.
+
+CELLS = ["40", "`5`", "retries", "60 s", "port 7401", "überall", "on", "x"]
+
+
+@st.composite
+def table_lines(draw):
+    """A heading, a paragraph, a plain table of 0 to 5 rows, then a paragraph."""
+    columns = draw(st.integers(2, 3))
+    outer = draw(st.booleans())
+
+    def row(cells):
+        return f"| {' | '.join(cells)} |" if outer else f"| {' | '.join(cells)}"
+
+    header = row(draw(st.lists(st.sampled_from(["limit", "value", "what", "key"]), min_size=columns,
+                               max_size=columns)))
+    rows = draw(st.lists(st.lists(st.sampled_from(CELLS), min_size=columns, max_size=columns).map(row),
+                         max_size=5))
+    return (["# Limits", "", draw(st.sampled_from(["Each queue has its limits.", "Read at start."])), "",
+             header, row(["---"] * columns), *rows, ""] + draw(st.sampled_from([[], ["Change them in orbit.toml."]])))
+
+
+table_page = with_line_ends(table_lines())

@@ -1,10 +1,13 @@
-"""Grading tests for lab rag7: make_header and header_chunks."""
+"""Grading tests for lab rag7: make_header, header_chunks and with_table_rows."""
+
+import re
 
 import grading_checks as check
 import pytest
+from academy_llm import make_chunk
 from hypothesis import given
 from hypothesis import strategies as st
-from text_strategies import any_text, lined_text, markdown_page, markdown_text
+from text_strategies import any_text, lined_text, markdown_page, markdown_text, table_page
 
 pytestmark = pytest.mark.grade("rag7")
 
@@ -113,6 +116,15 @@ def test_a_long_header_keeps_the_title_and_the_nearest_headings(rag7, max_tokens
 
 
 @pytest.mark.grades("header_chunks")
+def test_a_header_leaves_the_text_its_least_budget(rag7):
+    """'토큰' needs 5 tokens with no cut inside, so of 8 the header may take 3: the title cut short."""
+    text = "토큰 " * 10
+    chunks = rag7.header_chunks(text, "Orbit docs", 8)
+    check.markdown_basics(text, chunks, 8, "Orbit docs", header_of=rag7.make_header)
+    check.expect({c.header for c in chunks}, {"Orbit…"})
+
+
+@pytest.mark.grades("header_chunks")
 def test_a_title_longer_than_the_budget_is_cut_short(rag7):
     chunks = rag7.header_chunks("# Title\n\nText.", "A very long title " * 10, 20)
     check.markdown_basics("# Title\n\nText.", chunks, 20, "A very long title " * 10, header_of=rag7.make_header)
@@ -161,3 +173,75 @@ def test_property_lossless_header_and_text_in_budget(rag7, text, max_tokens, dat
 def test_header_chunks_keep_every_ending(rag7, text):
     chunks = rag7.header_chunks(text, "Orbit docs", 32)
     check.markdown_basics(text, chunks, 32, "Orbit docs", header_of=rag7.make_header)
+
+
+# ---- with_table_rows: a chunk per table row ----------------------------------------
+
+LIMITS = ("# Limits\n\nEach queue has its limits, read when the server starts.\n\n| limit | value |\n|---|---|\n"
+          "| jobs | 40 |\n| retries | 3 |\n| timeout | 60 s |\n\nChange them in orbit.toml.\n")
+ROW_HEADER = "Ops › Limits\n| limit | value |"
+
+
+def given_chunks(text, spans, header="Ops › Limits"):
+    """Chunks of `text` at `spans`, made here, so that with_table_rows is judged on its own."""
+    return [make_chunk(text, start, end, section=("Limits",), header=header) for start, end in spans]
+
+
+@pytest.mark.grades("with_table_rows")
+def test_a_table_becomes_a_chunk_per_row_with_its_column_names(rag7):
+    chunks = given_chunks(LIMITS, [(0, len(LIMITS))])
+    rows = rag7.with_table_rows(LIMITS, chunks, 200)
+    check.rows_judged(LIMITS, chunks, rows, 200)
+    check.expect(check.spans(rows), [(0, 109), (109, 125), (125, 172)])
+    check.expect([c.header for c in rows], ["Ops › Limits", ROW_HEADER, ROW_HEADER])
+
+
+@pytest.mark.grades("with_table_rows")
+def test_a_table_an_overlap_repeats_is_cut_into_rows_once(rag7):
+    """The second chunk reaches back to the first's start and holds the table: its rows replace it."""
+    chunks = given_chunks(LIMITS, [(0, 67), (0, 145), (145, 172)])
+    rows = rag7.with_table_rows(LIMITS, chunks, 56)
+    check.rows_judged(LIMITS, chunks, rows, 56)
+    check.expect(check.spans(rows), [(0, 109), (109, 125), (125, 145), (145, 172)])
+    check.expect([c.header for c in rows], ["Ops › Limits", ROW_HEADER, ROW_HEADER, "Ops › Limits"])
+
+
+@pytest.mark.grades("with_table_rows")
+@pytest.mark.parametrize("text, max_tokens", [
+    ("# Example\n\n```\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n```\n", 200),  # a table shown in code
+    ("# Two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\n| c |\n|---|\n| 5 |\n| 6 |\n", 200),  # two tables
+    ("# One\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", 200),  # a table of one row
+    ("# Prose\n\nJust words, and a | pipe.\n", 200),  # no table
+    (LIMITS, 28),  # the first row's chunk, with the page before it, is over budget
+], ids=["in a code block", "two tables", "one row", "no table", "a row over budget"])
+def test_a_chunk_without_one_table_to_cut_stays_whole(rag7, text, max_tokens):
+    chunks = given_chunks(text, [(0, len(text))])
+    check.expect(check.spans(rag7.with_table_rows(text, chunks, max_tokens)), [(0, len(text))])
+
+
+@pytest.mark.grades("with_table_rows")
+def test_rows_keep_crlf_line_ends(rag7):
+    text = LIMITS.replace("\n", "\r\n")
+    chunks = given_chunks(text, [(0, 20), (20, len(text))])
+    rows = rag7.with_table_rows(text, chunks, 200)
+    check.rows_judged(text, chunks, rows, 200)
+    check.expect(check.spans(rows), [(0, 20), (20, 116), (116, 133), (133, 183)])
+
+
+def line_starts_outside_tables(text):
+    """Where a line starts, not inside a table: where the chunks given to with_table_rows may meet."""
+    tables = check.table_spans(text)
+    starts = [m.end() for m in re.finditer(r"\r\n|\r|\n", text) if m.end() < len(text)]
+    return [s for s in starts if not any(start < s <= end for start, end in tables)]
+
+
+@pytest.mark.grades("with_table_rows")
+@given(text=table_page, data=st.data())
+def test_property_every_row_its_chunk(rag7, text, data):
+    """Chunks meeting at line starts outside the table, any header, any budget: every row its chunk."""
+    places = line_starts_outside_tables(text)
+    cuts = sorted(data.draw(st.sets(st.sampled_from(places), max_size=3))) if places else []
+    spans = [(start, end) for start, end in zip([0, *cuts], [*cuts, len(text)])]
+    chunks = given_chunks(text, spans, header=data.draw(st.sampled_from(["", "Ops", "Ops › Limits (applies to 2.x)"])))
+    max_tokens = data.draw(st.integers(24, 240))
+    check.rows_judged(text, chunks, rag7.with_table_rows(text, chunks, max_tokens), max_tokens)

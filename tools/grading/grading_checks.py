@@ -343,6 +343,54 @@ def markdown_basics(text: str, chunks, max_tokens: int, title: str | None = None
                                 header_of)
 
 
+
+def table_lines(text: str, start: int, end: int) -> list:
+    """[(start, end)] of each line of text[start:end], its line break included."""
+    return [(start + a, start + b) for a, b in
+            (m.span() for m in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text[start:end]))]
+
+
+def table_spans(text: str) -> list:
+    """[(start, end)] of the tables a real Markdown parser finds in `text`, `end` before the last line break."""
+    return [(start, end) for kind, start, end in whole_blocks(text) if kind == "table"]
+
+
+def rows_judged(text: str, chunks, result, max_tokens: int) -> None:
+    """What rag7's with_table_rows promises of `chunks`, judged without making its chunks: `result`
+    is lossless and in order of its starts, and a chunk it made counts max_tokens at most with its
+    header. Each chunk of `chunks` that a real Markdown parser reads as holding one table of two rows
+    or more, and that fits in max_tokens whole with the table's header row added to its header (so
+    that each row surely fits too), is cut after each row but the last, and the chunk of each row
+    but the first carries the chunk's header, then the header row, stripped, on the next
+    line. Where `chunks` do not overlap, a chunk holding no table is kept as it was (with overlap, the
+    rows of a chunk that reaches back over it may take its place)."""
+    lossless(text, result)
+    for before, after in zip(result, result[1:]):
+        assert before.start < after.start, f"{name(after)} does not start after {name(before)}: keep them in order"
+    for chunk in result:
+        if chunk not in chunks:
+            n = count_tokens(chunk.embedding_text)
+            assert n <= max_tokens, f"{name(chunk)} counts {n} tokens with its header, over max_tokens = {max_tokens}"
+    ends = {chunk.end: chunk for chunk in result}
+    tables = table_spans(text)
+    apart = all(before.end <= after.start for before, after in zip(chunks, chunks[1:]))
+    for chunk in chunks:
+        held = [(start, end) for start, end in tables if chunk.start <= start and end <= chunk.end]
+        if not held:
+            assert not apart or chunk in result, (
+                f"the chunk [{chunk.start}, {chunk.end}), holding no table, was not kept as it was")
+            continue
+        lines = table_lines(text, *held[0])
+        wanted = "\n".join(part for part in (chunk.header, text[slice(*lines[0])].strip()) if part)
+        if len(held) != 1 or len(lines) < 4 or count_tokens(f"{wanted}\n{chunk.text}") > max_tokens:
+            continue
+        for number, (start, end) in enumerate(lines[2:-1], 1):
+            assert end in ends, (f"no chunk ends after row {number} of the table at [{held[0][0]}, {held[0][1]}) "
+                                 f"(at {end}): a chunk a row")
+            if number > 1:
+                assert ends[end].start == start and ends[end].header == wanted, (
+                    f"{name(ends[end])} should hold row {number} alone, from {start}, with the header {short(wanted)}")
+
 HEADER_FIELDS = ("applies_to",)  # rag7's: the front-matter fields a header carries when the caller gives none
 
 

@@ -14,9 +14,9 @@ from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
-from grading_checks import interval_fields, short
+from grading_checks import interval_fields, short, table_lines, table_spans
 
-from academy_llm import embed
+from academy_llm import count_tokens, embed, make_chunk
 
 # ---- rag8's paired bootstrap, judged by the bootstrap distribution itself -----------
 
@@ -119,6 +119,31 @@ def full_header(title: str, section, metadata: dict) -> str:
     fields = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in metadata.items() if value)
     return f"{path} ({fields})" if fields else path
 
+
+
+# ---- rag7's chunk per table row -------------------------------------------------------
+
+
+def table_rows(text: str, chunks, max_tokens: int) -> list:
+    """What rag7's with_table_rows gives for `chunks` that do not overlap, the tables read by a real
+    Markdown parser: a chunk holding one table of two rows or more becomes a chunk per row, the
+    first from the chunk's start, the last to its end, each row but the first headed by the chunk's
+    header and the table's header row, stripped; unless one of them is then over max_tokens. Any
+    other chunk stays as it is."""
+    tables, result = table_spans(text), []
+    for chunk in chunks:
+        held = [span for span in tables if chunk.start <= span[0] and span[1] <= chunk.end]
+        lines = table_lines(text, *held[0]) if len(held) == 1 else []
+        if len(lines) < 4:
+            result.append(chunk)
+            continue
+        row_header = "\n".join(part for part in (chunk.header, text[slice(*lines[0])].strip()) if part)
+        bounds = [chunk.start, *(end for _, end in lines[2:-1]), chunk.end]
+        pieces = [make_chunk(text, start, end, section=chunk.section, header=row_header if number else chunk.header)
+                  for number, (start, end) in enumerate(zip(bounds, bounds[1:]))]
+        fits = all(count_tokens(piece.embedding_text) <= max_tokens for piece in pieces)
+        result += pieces if fits else [chunk]
+    return result
 
 # ---- rag9's cuts, computed here from the method's definition ---------------------
 

@@ -17,7 +17,7 @@ POINTS = {
     "rag5": {"split_at_seams": 3, "pack": 2, "add_overlap": 2, "recursive_chunks": 3},
     "rag6": {"fence_opening": 1, "closes_fence": 1, "atx_heading": 1, "is_table_start": 1,
              "enter_section": 1, "chunk_section": 4, "markdown_chunks": 1},
-    "rag7": {"make_header": 4, "header_chunks": 6},
+    "rag7": {"make_header": 2, "header_chunks": 5, "with_table_rows": 3},
     "rag8": {"recall_at_k": 2, "mrr_at_k": 1, "coverage_at_k": 2, "precision_and_iou": 2, "paired_bootstrap": 3},
     "rag9": {"window_texts": 1, "neighbour_distances": 1, "breakpoints": 2, "best_cuts": 3,
              "semantic_chunks": 3},

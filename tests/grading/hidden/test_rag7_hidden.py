@@ -1,11 +1,14 @@
 """Hidden grading tests for lab rag7 (instructors only): inputs the public tests never show."""
 
+import re
+
 import grading_checks as check
 import oracles
 import pytest
+from academy_llm import make_chunk
 from hypothesis import given
 from hypothesis import strategies as st
-from text_strategies import markdown_page
+from text_strategies import markdown_page, table_page
 
 pytestmark = pytest.mark.grade("rag7")
 
@@ -93,3 +96,49 @@ def test_make_header_hidden_property(rag7, title, section, metadata):
     header = rag7.make_header(title, section, metadata)
     expected = f"{path} ({said})" if said else path
     check.expect(header.lstrip() if isinstance(header, str) and said and not path else header, expected.lstrip())
+
+
+# ---- with_table_rows -------------------------------------------------------------------
+
+LIMITS = ("# Limits\n\nEach queue has its limits.\n\n| limit | value | what |\n|:--|--:|---|\n"
+          "| jobs | 40 | at once |\n| retries | 3 | a job |\n| timeout | 60 s | a try |\n| zone | eu | where |\n\n"
+          "Change them in orbit.toml.\n")
+
+
+def headed(text, spans, header):
+    return [make_chunk(text, start, end, section=("Limits",), header=header) for start, end in spans]
+
+
+@pytest.mark.grades("with_table_rows")
+@pytest.mark.parametrize("text, cut, header, max_tokens", [
+    (LIMITS.replace("\n", "\r\n"), None, "Ops › Limits", 200),  # CRLF, one chunk
+    (LIMITS.replace("\n", "\r"), None, "", 200),  # lone CRs, no header
+    (LIMITS.replace(" |\n", "\n"), "| limit", "Ops", 120),  # no closing pipes; the table a chunk of its own
+    (LIMITS.removesuffix("\n\nChange them in orbit.toml.\n"), None, "Ops", 200),  # ends at its last row
+    (LIMITS, "Change", "Ops › Limits (applies to 3.x)", 60),  # the page after the table a chunk of its own
+], ids=["CRLF", "CR", "no closing pipes", "ends at its last row", "the rest apart"])
+def test_with_table_rows_hidden_examples(rag7, text, cut, header, max_tokens):
+    cuts = [text.index(cut)] if cut else []  # where the chunks meet, found before the letters change
+    text = check.varied(text, "with_table_rows")  # its shape kept, its letters the submission's own
+    chunks = headed(text, list(zip([0, *cuts], [*cuts, len(text)])), header)
+    rows = rag7.with_table_rows(text, chunks, max_tokens)
+    check.rows_judged(text, chunks, rows, max_tokens)
+    expected = oracles.table_rows(text, chunks, max_tokens)
+    check.expect([(c.start, c.end, c.header) for c in rows], [(c.start, c.end, c.header) for c in expected])
+
+
+@pytest.mark.grades("with_table_rows")
+@check.hidden_seed
+@given(text=table_page, data=st.data())
+def test_with_table_rows_hidden_property(rag7, text, data):
+    starts = [m.end() for m in re.finditer(r"\r\n|\r|\n", text) if m.end() < len(text)]
+    tables = check.table_spans(text)
+    places = [s for s in starts if not any(start < s <= end for start, end in tables)]
+    cuts = sorted(data.draw(st.sets(st.sampled_from(places), max_size=3))) if places else []
+    chunks = headed(text, list(zip([0, *cuts], [*cuts, len(text)])),
+                    data.draw(st.sampled_from(["", "Ops", "Ops › Limits (edition pro)"])))
+    max_tokens = data.draw(st.integers(16, 240))
+    rows = rag7.with_table_rows(text, chunks, max_tokens)
+    check.rows_judged(text, chunks, rows, max_tokens)
+    expected = oracles.table_rows(text, chunks, max_tokens)
+    check.expect([(c.start, c.end, c.header) for c in rows], [(c.start, c.end, c.header) for c in expected])

@@ -177,11 +177,26 @@ def embedded_tokens(chunk, header_tokens):
 
 # %%
 def with_table_rows(text, chunks, max_tokens):
-    """`chunks`, with each chunk holding one table cut into a chunk per row (see row_chunks)."""
-    result = []
+    """`chunks`, with each chunk holding one table cut into a chunk per row (see row_chunks).
+
+    A chunk whose pieces reach back before the last one kept (overlap repeating a table) takes the
+    last one's place from where it starts: rows that start before it are already given.
+    """
+    out = []
     for chunk in chunks:
-        result += row_chunks(text, chunk, max_tokens) or [chunk]
-    return result
+        rows = row_chunks(text, chunk, max_tokens)
+        pieces = rows or [chunk]
+        if out and (pieces[0].start < out[-1].start or (rows and pieces[0].start == out[-1].start)):
+            previous = out.pop()
+            later = [piece for piece in pieces if piece.start >= previous.start]
+            if not later:
+                later = [make_chunk(text, previous.start, chunk.end, section=chunk.section, kind=chunk.kind,
+                                    header=chunk.header)]
+            elif later[0].start > previous.start:
+                out.append(previous)
+            pieces = later
+        out.extend(pieces)
+    return out
 
 
 def row_chunks(text, chunk, max_tokens):
