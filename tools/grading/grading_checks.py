@@ -317,13 +317,18 @@ def every_ending(judge) -> None:
     them all (a call to its worker each), and the first that fails is named.
 
     One test a chunker rather than one a page: its verdict is the chunker's, on the whole list, and the
-    grader runs one test where it ran some eighty. A lab's exception names the call that raised it.
+    grader runs one test where it ran seventy. An error the lab raised, rebuilt by the grader with the call
+    that raised it (remote.py's `lab_call`), gets the page's name before that call.
     """
     for what, text in ENDING_TEXTS:
         try:
             judge(text)
         except AssertionError as failure:
             raise AssertionError(f"on {what}: {failure}") from None
+        except Exception as error:
+            if getattr(error, "lab_call", None):
+                error.lab_call = f"on {what}: {error.lab_call}"
+            raise
 
 
 def same_again(again, chunks) -> None:
