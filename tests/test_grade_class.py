@@ -1,10 +1,12 @@
-"""tools/grading/grade_class.py and its parts (staging, gradebook, similarity): a class of four graded end to end.
+"""tools/grading/grade_class.py and its parts (staging, gradebook, similarity): a class of three graded end to end.
 
-The class: "ref" hands in the reference solutions, "stubs" the unfinished
-notebooks (whose rag4 also tries to read ref's work), "rag4only" one finished
-lab in a subfolder, and "copy" the reference with its variables renamed and
-its layout redone, as a zip. Only rag4 and rag8 are graded, to keep the run
-short.
+The class: "stubs" hands in the unfinished notebooks (whose rag4 also tries
+to read rag4only's work), "rag4only" one finished lab in a subfolder, and
+"copy" the reference with its variables renamed and its layout redone, as a
+zip: correct code, which earns every point and is flagged as the reference's.
+Only rag4 and rag8 are graded, to keep the run short; the reference itself is
+graded in the class form once, by the red team's class (tests/test_redteam.py,
+its honest students).
 """
 
 import ast
@@ -55,8 +57,8 @@ def disguised(source: str) -> str:
 
 
 PEEK = """import os
-try:  # the staged copy of ref's work, beside this student's own folder
-    open(os.path.join(os.path.dirname(__file__), "..", "..", "ref", "labs", "rag4-chunking.py"))
+try:  # the staged copy of rag4only's work, beside this student's own folder
+    open(os.path.join(os.path.dirname(__file__), "..", "..", "rag4only", "labs", "rag4-chunking.py"))
 except OSError:
     pass
 """
@@ -72,10 +74,7 @@ def peek_at_a_classmate(notebook: Path) -> None:
 
 
 def make_class(folder: Path) -> Path:
-    """The four students' submissions, as a teacher might collect them."""
-    (folder / "ref").mkdir(parents=True)
-    for path in (ROOT / "solutions").glob("rag*-*.py"):
-        shutil.copy(path, folder / "ref")
+    """The three students' submissions, as a teacher might collect them."""
     shutil.copytree(ROOT / "notebooks" / "labs", folder / "stubs")
     peek_at_a_classmate(folder / "stubs" / "rag4-chunking.ipynb")
     (folder / "rag4only" / "labs").mkdir(parents=True)
@@ -123,7 +122,7 @@ def report(out: Path, student: str) -> dict:
 def test_gradebook_has_a_row_per_student_matching_their_report(graded):
     out, *_ = graded
     rows = gradebook_rows(out)
-    assert sorted(rows) == ["copy", "rag4only", "ref", "stubs"]
+    assert sorted(rows) == ["copy", "rag4only", "stubs"]
     for student, row in rows.items():
         graded_report = report(out, student)
         assert graded_report["student"] == student
@@ -138,8 +137,7 @@ def test_gradebook_has_a_row_per_student_matching_their_report(graded):
 def test_points_follow_the_work(graded):
     out, *_ = graded
     rows = gradebook_rows(out)
-    assert float(rows["ref"]["total"]) == float(rows["ref"]["possible"]) > 0
-    assert rows["copy"]["total"] == rows["ref"]["total"]
+    assert float(rows["copy"]["total"]) == float(rows["copy"]["possible"]) > 0
     assert float(rows["stubs"]["total"]) == 0
     assert float(rows["rag4only"]["rag4"]) > 0 and float(rows["rag4only"]["rag8"]) == 0
 
@@ -164,7 +162,7 @@ def test_results_are_in_gradescopes_shape(graded):
 def test_the_disguised_copy_is_flagged(graded):
     out, *_ = graded
     flags = gradebook_rows(out)["copy"]["flags"].split(";")
-    assert "same-as-reference" in flags or "copy-of:ref" in flags
+    assert "same-as-reference" in flags
     assert "| copy |" in (out / "similarity.md").read_text()
 
 
@@ -181,7 +179,7 @@ def test_reading_a_classmates_work_is_refused_and_flagged(graded):
 def test_a_rerun_keeps_every_report(graded):
     out, again, seconds, mtimes = graded
     assert again.returncode == 0, again.stderr[-3000:]
-    assert "4 of 4 students already graded" in again.stderr
+    assert "3 of 3 students already graded" in again.stderr
     assert {path: path.stat().st_mtime_ns for path in out.glob("students/*/report.json")} == mtimes
     assert seconds < 30
 

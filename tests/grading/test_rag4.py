@@ -155,12 +155,10 @@ def test_token_windows_property_exact_windows(rag4, text, max_tokens, data):
 
 
 @pytest.mark.grades("word_windows")
-@pytest.mark.parametrize("text", [text for _, text in check.ENDING_TEXTS], ids=check.ENDING_IDS)
-def test_word_windows_keep_every_ending(rag4, text):
-    check.word_windows_exact(text, rag4.word_windows(text, 6, 2), 6, 2)
+def test_word_windows_keep_every_ending(rag4):
+    check.every_ending(lambda text: check.word_windows_exact(text, rag4.word_windows(text, 6, 2), 6, 2))
 
 
 @pytest.mark.grades("token_windows")
-@pytest.mark.parametrize("text", [text for _, text in check.ENDING_TEXTS], ids=check.ENDING_IDS)
-def test_token_windows_keep_every_ending(rag4, text):
-    check.checked_token_windows(rag4, text, 8, 2)
+def test_token_windows_keep_every_ending(rag4):
+    check.every_ending(lambda text: check.checked_token_windows(rag4, text, 8, 2))

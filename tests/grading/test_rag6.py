@@ -257,6 +257,5 @@ def test_property_pages_keep_fences_and_tables_whole(rag6, text, max_tokens, dat
 
 
 @pytest.mark.grades("markdown_chunks")
-@pytest.mark.parametrize("text", [text for _, text in check.ENDING_TEXTS], ids=check.ENDING_IDS)
-def test_markdown_chunks_keep_every_ending(rag6, text):
-    check.markdown_basics(text, rag6.markdown_chunks(text, 16), 16)
+def test_markdown_chunks_keep_every_ending(rag6):
+    check.every_ending(lambda text: check.markdown_basics(text, rag6.markdown_chunks(text, 16), 16))

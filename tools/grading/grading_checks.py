@@ -310,7 +310,25 @@ def ending_texts() -> list:
 
 
 ENDING_TEXTS = ending_texts()
-ENDING_IDS = [what for what, _ in ENDING_TEXTS]
+
+
+def every_ending(judge) -> None:
+    """judge(text) on every page of ENDING_TEXTS, in their order, in one test: a chunker is judged on
+    them all (a call to its worker each), and the first that fails is named.
+
+    One test a chunker rather than one a page: its verdict is the chunker's, on the whole list, and the
+    grader runs one test where it ran seventy. An error the lab raised, rebuilt by the grader with the call
+    that raised it (remote.py's `lab_call`), gets the page's name before that call.
+    """
+    for what, text in ENDING_TEXTS:
+        try:
+            judge(text)
+        except AssertionError as failure:
+            raise AssertionError(f"on {what}: {failure}") from None
+        except Exception as error:
+            if getattr(error, "lab_call", None):
+                error.lab_call = f"on {what}: {error.lab_call}"
+            raise
 
 
 def same_again(again, chunks) -> None:
@@ -496,6 +514,19 @@ def varied(text: str, salt: str) -> str:
     draw = random.Random(f"{submission_seed()}/{salt}")
     kinds = [("lower" if char.islower() else "upper") if char.isascii() else "other" for char in text]
     return "".join(draw.choice(LETTERS[kind]) if char.isalpha() else char for char, kind in zip(text, kinds))
+
+
+def shuffled(text: str, salt: str) -> str:
+    """A fixed hidden example with its words (runs of non-space characters) in an order drawn from the
+    submission's seed, the spaces between them where they were: every character the example was chosen
+    for (one of several tokens, a token starting inside it) is still there, at a place of the submission's
+    own. For examples whose characters matter more than their letters, which varied() would replace."""
+    import random
+
+    words = re.findall(r"\S+", text)
+    random.Random(f"{submission_seed()}/{salt}").shuffle(words)
+    order = iter(words)
+    return re.sub(r"\S+", lambda _: next(order), text)
 
 
 # ---- rag8's paired bootstrap, judged against bands the grader computed -------------

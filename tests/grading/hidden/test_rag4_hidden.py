@@ -38,16 +38,17 @@ def test_word_windows_hidden_property(rag4, text, size, data):
 
 @pytest.mark.grades("token_windows")
 def test_token_windows_hidden_crlf_sentences(rag4):
-    text = "The quick brown fox jumps over the lazy dog.\r\n" * 3  # 30 tokens
+    # Its letters the submission's own: token_windows_exact decides each window, whatever the words.
+    text = check.varied("The quick brown fox jumps over the lazy dog.\r\n" * 3, "token_windows")
     chunks = rag4.token_windows(text, 7, 3)
+    assert len(chunks) > 1, f"{len(chunks)} chunk(s) of a text of {len(check.token_starts(text))} tokens"
     check.token_windows_exact(text, chunks, 7, 3)
-    check.expect([c.n_tokens for c in chunks], [7, 7, 7, 7, 7, 7, 6])
 
 
 @pytest.mark.grades("token_windows")
 @pytest.mark.parametrize("max_tokens, overlap", [(3, 1), (4, 3), (6, 0)])
 def test_token_windows_hidden_multi_token_characters(rag4, max_tokens, overlap):
-    text = "Ünïcödé 😀😀 текст 漢字漢字 👍🏽🇫🇷"
+    text = check.shuffled("Ünïcödé 😀😀 текст 漢字漢字 👍🏽🇫🇷", "token_windows")  # characters of several tokens
     chunks = rag4.token_windows(text, max_tokens, overlap)
     check.token_windows_exact(text, chunks, max_tokens, overlap)
 

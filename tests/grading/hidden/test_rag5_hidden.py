@@ -1,5 +1,6 @@
 """Hidden grading tests for lab rag5 (instructors only): inputs the public tests never show."""
 
+import random
 import re
 
 import grading_checks as check
@@ -30,15 +31,32 @@ def as_pairs(value):
     return value
 
 
+def paragraphs_packed(text: str, max_tokens: int) -> list:
+    """The spans of `text`'s CRLF paragraphs, neighbours merged while their tokens fit in `max_tokens`
+    (each paragraph fits alone, and a CRLF blank line ends a token, so the counts add up)."""
+    starts = [0] + [match.end() for match in re.finditer("\r\n\r\n", text)]
+    packed = []
+    for start, end in zip(starts, starts[1:] + [len(text)]):
+        if packed and count_tokens(text[packed[-1][0]:end]) <= max_tokens:
+            packed[-1] = (packed[-1][0], end)
+        else:
+            packed.append((start, end))
+    return packed
+
+
 @pytest.mark.grades("split_at_seams")
-@pytest.mark.parametrize("max_tokens, starts", [
-    (12, ["Backups", "Restores", "Rotate"]), (20, ["Backups", "Restores"]), (40, ["Backups"])])
-def test_crlf_paragraphs_hidden(rag5, max_tokens, starts):
-    # Paragraphs of 12, 10 and 7 tokens: each chunk starts at a paragraph.
-    chunks = rag5.recursive_chunks(PARAGRAPHS, max_tokens)
-    check.chunker_basics(PARAGRAPHS, chunks, max_tokens)
-    cuts = [PARAGRAPHS.index(word) for word in starts] + [len(PARAGRAPHS)]
-    check.expect(check.spans(chunks), list(zip(cuts, cuts[1:])))
+@pytest.mark.parametrize("budget", ["the widest paragraph", "the first, or the last two", "the whole text"])
+def test_crlf_paragraphs_hidden(rag5, budget):
+    # Three CRLF paragraphs, their letters the submission's own, at budgets their token counts set:
+    # each chunk starts at a paragraph.
+    text = check.varied(PARAGRAPHS, "split_at_seams")
+    first, second, third = (count_tokens(paragraph) for paragraph in re.split("(?<=\r\n\r\n)", text))
+    max_tokens = {"the widest paragraph": max(first, second, third),
+                  "the first, or the last two": max(first, second + third),
+                  "the whole text": count_tokens(text) + 5}[budget]
+    chunks = rag5.recursive_chunks(text, max_tokens)
+    check.chunker_basics(text, chunks, max_tokens)
+    check.expect(check.spans(chunks), paragraphs_packed(text, max_tokens))
 
 
 @pytest.mark.grades("pack")
@@ -48,7 +66,12 @@ def test_crlf_paragraphs_hidden(rag5, max_tokens, starts):
     ([], [], 5, []),
 ], ids=["exactly full", "a span over budget", "nothing"])
 def test_pack_hidden(rag5, spans, sizes, max_tokens, expected):
-    check.expect(as_pairs(rag5.pack(spans, sizes, max_tokens)), expected)
+    # Moved along the text and its sizes scaled, by the submission's seed: the same packing, other numbers.
+    draw = random.Random(f"{check.submission_seed()}/pack")
+    shift, scale = draw.randrange(1, 1000), draw.randrange(1, 10)
+    spans, expected = ([(start + shift, end + shift) for start, end in pairs] for pairs in (spans, expected))
+    got = rag5.pack(spans, [size * scale for size in sizes], max_tokens * scale)
+    check.expect(as_pairs(got), expected)
 
 
 @pytest.mark.grades("pack")
@@ -64,7 +87,7 @@ def test_pack_hidden_property(rag5, text, max_tokens):
 @pytest.mark.parametrize("line_end", ["\n", "\r", "\r\n"], ids=["LF", "CR", "CRLF"])
 def test_overlap_hidden_line_ends(rag5, line_end):
     text = "\n".join(f"Job {i} runs on satellite {i % 7} now." for i in range(30))
-    text = text.replace("\n", line_end)
+    text = check.varied(text, "add_overlap").replace("\n", line_end)  # its letters the submission's own
     packed = rag5.recursive_chunks(text, 14, 0)
     chunks = rag5.recursive_chunks(text, 20, 6)
     check.overlap_exact(text, chunks, packed, 20, 6)
