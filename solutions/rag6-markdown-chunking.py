@@ -349,9 +349,14 @@ def main():
     view_chunks(page, chunks, first=1, limit=3)
     lesson.real_files_report({"yours": markdown_chunks, "robust (course)": robust_markdown_chunks}, MAX_TOKENS, OVERLAP)
     pages = corpus_pages()
+    by_budget = {budget: {name: markdown_chunks(text, budget, budget // 8) for name, text in pages.items()}
+                 for budget in BUDGETS}
     print("\n4. The budget dial: your Markdown chunks over the corpus, overlap an eighth of the budget")
-    dial_report("max_tokens", {budget: {name: markdown_chunks(text, budget, budget // 8)
-                                        for name, text in pages.items()} for budget in BUDGETS})
+    dial_report("max_tokens", by_budget)
+    lesson.plot_sizes(by_budget.get(MAX_TOKENS) or {name: markdown_chunks(text, MAX_TOKENS, OVERLAP)
+                                                    for name, text in pages.items()},
+                      {name: rag5.recursive_chunks(text, MAX_TOKENS, OVERLAP) for name, text in pages.items()},
+                      MAX_TOKENS, OVERLAP)
     return lesson.checks(globals())  # the lab's checks, then its public grading tests
 
 

@@ -23,6 +23,7 @@ from labkit.markdown import (
     TRICKY_MARKDOWN, Region, check_markdown_chunks, cut_regions, regions_to_keep_whole, with_every_line_end,
 )
 from labkit.markdown_chunking import next_cut
+from labkit.plots import plot_chunk_sizes, show_figure
 
 PAGE = DATASETS / "orbit-docs" / "storage-backends.md"
 ANSWER = "| `storage.postgres_max_idle_conns` | `5` | idle sessions kept open between bursts |"
@@ -189,6 +190,18 @@ def real_files_report(chunkers, max_tokens, overlap):
     else:
         say(f"Your reader broke none of these {mine.files} files; the course's broke {course.broken}.")
     return tallies
+
+
+def plot_sizes(markdown: dict, recursive: dict, max_tokens, overlap):
+    """Plot the tokens each chunk holds over the corpus ({page: chunks} of each chunker), saved as
+    rag6-chunk-sizes.png beside the run (inline in a notebook)."""
+    sizes = {name: [c.n_tokens for chunks in by_page.values() for c in chunks]
+             for name, by_page in (("markdown", markdown), ("recursive", recursive))}
+    over = sum(size > max_tokens for size in sizes["markdown"])
+    print(f"\n5. Chunk sizes over the corpus: {len(sizes['markdown'])} Markdown chunks, {over} over the budget "
+          f"(a code block or table alone), beside {len(sizes['recursive'])} of rag5's")
+    title = f"rag6: chunk sizes on the Orbit docs, budget {max_tokens} tokens, overlap {overlap}"
+    show_figure(plot_chunk_sizes(sizes, max_tokens, title), "rag6-chunk-sizes.png")
 
 
 # ---- the checks ---------------------------------------------------------------------------

@@ -296,6 +296,40 @@ def heading_titles(text: str) -> list:
             if opening.type == "heading_open" and opening.level == 0 and opening.map]
 
 
+def body_start(text: str) -> int:
+    """Where a page's body starts: after its front matter and the blank lines after it; 0 if none."""
+    match = FRONT_MATTER.match(text)
+    return 0 if not match else re.compile(r"(?:[ \t]*(?:\r\n|\r|\n))*").match(text, match.end()).end()
+
+
+def block_fields(text: str, start: int = 0) -> list:
+    """(kind, start, end, level, title) of the parser's blocks of text[start:], each `end` just after its
+    last line's break: the fields of the Blocks pack_blocks is given."""
+    found = []
+    for kind, begin, end, level, title in parser_blocks(text, start):
+        after = text[end:end + 2]
+        end += 2 if after == "\r\n" else 1 if after[:1] in ("\n", "\r") else 0
+        found.append((kind, begin, end, level, title))
+    return found
+
+
+def line_chunks(text: str, cuts) -> list:
+    """Chunks of `text` cut at the starts of its lines numbered `cuts` (those past its end left out)."""
+    starts = [0] + [match.end() for match in re.finditer(r"\r\n|\r|\n", text)]
+    edges = sorted({0, len(text), *(starts[n] for n in cuts if n < len(starts))})
+    return [Chunk(text[s:e], s, e, count_tokens(text[s:e])) for s, e in zip(edges, edges[1:])]
+
+
+class BlockRecord(NamedTuple):
+    """A Block as the grader reads one: the fields of the lab's Block."""
+
+    kind: str
+    start: int
+    end: int
+    level: int = 0
+    title: str = ""
+
+
 def blocks_as_parsed(text: str, start: int, blocks) -> None:
     """rag6's read_blocks: the Blocks of text[start:] are the parser's, kind, span (up to the last line
     break, which the lab's `end` holds, and the whitespace before it), level and title."""
