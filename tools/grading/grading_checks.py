@@ -20,7 +20,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import NamedTuple
 
-from markdown_oracle import FRONT_MATTER, cuts, headings, indented_code_cuts, top_blocks, whole_blocks
+from markdown_oracle import (
+    FRONT_MATTER, cuts, headings, indented_code_cuts, protected_regions, top_blocks, whole_blocks,
+)
 
 from academy_llm import (
     Chunk,
@@ -414,16 +416,21 @@ def packed_whole(text: str, start: int, blocks, max_tokens: int, chunks) -> None
 
 def verify_judged(verify, text: str, chunks) -> None:
     """rag6's verify: it raises ValueError when, and only when, a chunk starts or ends strictly inside a
-    fence or table as markdown-it-py reads them (chunks here start and end at line starts)."""
-    cut = cuts(text, chunks)
-    try:
-        verify(text, chunks)
-    except ValueError:
-        assert cut, f"verify raised ValueError, yet no chunk cuts a fence or table of {short(text, 40)}"
-        return
-    assert not cut, (f"verify passed, yet a chunk edge at {cut[0][3]} cuts the "
-                     f"{'fence' if cut[0][0] == 'fence' else 'table'} at [{cut[0][1]}, {cut[0][2]})")
-
+    fence or table as markdown-it-py reads them (chunks here start and end at line starts). Asked about
+    `chunks`, and, so that no constant answer passes, about the text in one chunk and, where the parser
+    finds a fence or table of two lines or more, about chunks cut after its first line."""
+    line_starts = [0] + [match.end() for match in re.finditer(r"\r\n|\r|\n", text)]
+    inside = [number for _, start, end in protected_regions(text)
+              for number, at in enumerate(line_starts) if start < at < end][:1]
+    for asked in (chunks, line_chunks(text, []), *(line_chunks(text, inside) for _ in inside)):
+        cut = cuts(text, asked)
+        try:
+            verify(text, asked)
+        except ValueError:
+            assert cut, f"verify raised ValueError, yet no chunk cuts a fence or table of {short(text, 40)}"
+            continue
+        assert not cut, (f"verify passed chunks {spans(asked)[:4]}, yet a chunk edge at {cut[0][3]} cuts the "
+                         f"{'fence' if cut[0][0] == 'fence' else 'table'} at [{cut[0][1]}, {cut[0][2]})")
 
 # ---- every ending a page may have -----------------------------------------------------
 
