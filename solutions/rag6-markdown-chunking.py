@@ -255,7 +255,11 @@ def markdown_chunks(text, max_tokens, overlap=0):
     # hint 2: body_start_of(text), and anything before it is the front matter (front_matter_chunk). Read
     # hint 2: the body's blocks, pack them within packing_budget(max_tokens, overlap, index), then
     # hint 2: with_overlap.
-    # hint 3: index = TokenIndex(text); body = body_start_of(text)
+    # hint 3: check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
+    # hint 3: if not text:
+    # hint 3:     return []
+    # hint 3: index = TokenIndex(text)
+    # hint 3: body = body_start_of(text)  # 0 if the page has no front matter
     # hint 3: chunks = [front_matter_chunk(text, body, max_tokens, index)] if body else []
     # hint 3: blocks = read_blocks(text, body)
     # hint 3: packed = pack_blocks(text, body, blocks, packing_budget(max_tokens, overlap, index), index)
