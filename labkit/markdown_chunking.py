@@ -1,26 +1,23 @@
-"""Chunking Markdown for rag6: given code, which a student reads but does not write.
+"""The course's chunker for real Markdown: given code, which rag6 runs beside the student's own.
 
-rag6 teaches chunking by structure: the student writes the rules that read
-Markdown (labkit/markdown.py runs them), the heading path (enter_section), the
-packing of one section (chunk_section) and the entry point (markdown_chunks).
-What lies between is here, in the order a document goes through it:
+rag6's student writes a Markdown chunker for the Markdown of the course's pages. Real documents
+hold much more, so the chunker the course recommends for them (rag6's robust_markdown_chunks, which
+`compare` and the benchmarks use) is RobustMarkdown: the scanner of labkit/markdown.py with
+CommonMark's rules (COMMONMARK), and what lies between, in the order a document goes through it:
 
 - read_document: the text tokenized and scanned once, its blocks grouped into
-  Sections (sections_of, with the student's enter_section), a section with
-  almost no body folded into its child (fold_tiny_parents);
-- pieces_of: the Pieces chunk_section packs, a big paragraph or list cut at
+  Sections (sections_of, with path_after), a section with almost no body
+  folded into its child (fold_tiny_parents);
+- pieces_of: the Pieces a section packs into, a big paragraph or list cut at
   rag5's seams around what it nests, each heading glued to what follows it;
   repack_exactly for the rare chunk that counted over budget;
 - section_chunks: one section's packed spans made Chunks: overlap that reaches
   back to a word but never into a fence or table (reach_back), the kind of
   each chunk, and oversize ones flagged;
-- the report rag6 prints on a real page (show_structure, compare_on_page,
-  plot_sizes, rank_of_answer).
+- the report of a page (show_structure, compare_on_page, plot_sizes, rank_of_answer).
 
-The student's functions and rag5's are handed in as arguments, so a function
-redefined in a notebook is the one used. rag6 wraps each of these in a
-function of the same name with its own arguments (pieces_of, repack_exactly,
-read_document, section_chunks), which is what rag7 and the tests call.
+rag5's functions (split_at_seams, pack, mend) are handed in: RobustMarkdown(rag5) stands on the
+lab the student wrote before.
 
 Speed: a page is tokenized once (rag5's TokenIndex), and every count after
 that comes from it. Chunks start and end where blocks do, so a BoundaryIndex

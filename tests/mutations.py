@@ -164,11 +164,6 @@ MUTATIONS = [
         'if block.kind == "code" and tokens > max_tokens:',
     ),
     Mutation(
-        "rag6", "pack_blocks", "blocks of two sections share a chunk",
-        "if last and not last.oversize and last.section == section and block.kind != \"heading\":",
-        "if last and not last.oversize and block.kind != \"heading\":",
-    ),
-    Mutation(
         "rag6", "pack_blocks", "a heading joins the chunk before it",
         "if last and not last.oversize and last.section == section and block.kind != \"heading\":",
         "if last and not last.oversize and last.section in (section, section[:-1]):",
@@ -179,9 +174,9 @@ MUTATIONS = [
         "joined = last.n_tokens + index.count(piece_start, piece_end) + 1",
     ),
     Mutation(
-        "rag6", "pack_blocks", "a block over budget is kept whole, whatever its kind",
-        "pieces = ([(block_start, block_end)] if tokens <= max_tokens\n",
-        "pieces = ([(block_start, block_end)] if True\n",
+        "rag6", "pack_blocks", "a code block or table over budget stands alone, but is not flagged oversize",
+        "kind=block.kind, oversize=True))",
+        "kind=block.kind))",
     ),
     Mutation(
         "rag6", "markdown_chunks", "reads the front matter as Markdown too",

@@ -272,7 +272,7 @@ clean_prose = with_line_ends(st.lists(clean_line, max_size=20))
 # blocks between blank lines, LF or CRLF line ends.
 
 lab_words = st.lists(st.sampled_from(["orbit", "runs", "jobs", "on", "satellites", "port", "7401", "the", "server",
-                                      "`key`", "**bold**", "x"]), min_size=1, max_size=6).map(" ".join)
+                                      "`key`", "**bold**", "x", "a|b"]), min_size=1, max_size=6).map(" ".join)
 lab_heading = st.builds(lambda level, title, closing: f"{'#' * level} {title}{' ' + '#' * closing if closing else ''}",
                         st.integers(1, 6), lab_words, st.integers(0, 2))
 lab_paragraph = st.lists(lab_words, min_size=1, max_size=3).map("\n".join)
@@ -282,8 +282,9 @@ lab_paragraph = st.lists(lab_words, min_size=1, max_size=3).map("\n".join)
 def lab_fence(draw):
     """A fence of 3-5 backticks or tildes, closed or not, holding words, headings, a shorter fence, a row."""
     char, length = draw(st.sampled_from("`~")), draw(st.integers(3, 5))
-    body = draw(st.lists(st.one_of(lab_words, lab_heading, st.just(char * (length - 1)), st.just("| a | b |")),
-                         max_size=4))
+    other = "~" if char == "`" else "`"  # a fence of the other character, however long, closes nothing
+    body = draw(st.lists(st.one_of(lab_words, lab_heading, st.just(char * (length - 1)), st.just(other * (length + 1)),
+                                   st.just("| a | b |")), max_size=4))
     closing = [char * (length + draw(st.integers(0, 1)))] if draw(st.booleans()) else []
     return "\n".join([char * length + draw(st.sampled_from(["", "sh", " yaml"])), *body, *closing])
 

@@ -244,6 +244,8 @@ def reader_cases(read_blocks):
              returns([Block("paragraph", 16, 26)])),
         Case("seven #s are a paragraph, a #tag too", read_blocks, ("####### seven\n#tag\n",),
              returns([Block("paragraph", 0, 19)])),
+        Case("a line with a pipe, and no delimiter row under it, is a paragraph", read_blocks,
+             ("a | b\nc | d\n\n| x |\n",), returns([Block("paragraph", 0, 12), Block("paragraph", 13, 19)])),
     ]
 
 
@@ -294,6 +296,9 @@ def verify_cases(verify):
         Case("a cut between a fence's blank line and its code", verify, (text, chunks_at(text.index("b\n"))),
              returns(None), raises=ValueError),
         Case("a cut after a table's header row", verify, (text, chunks_at(text.index("|---"))),
+             returns(None), raises=ValueError),
+        Case("a cut inside a fence never closed", verify,
+             ("Intro.\n\n```\na\nb\n", [Chunk("Intro.\n\n```\na\n", 0, 14, 5), Chunk("b\n", 14, 16, 1)]),
              returns(None), raises=ValueError),
         Case("a cut inside a tilde fence of four", verify,
              ("~~~~\n```\n~~~~\nx\n", [Chunk("~~~~\n```\n", 0, 9, 4), Chunk("~~~~\nx\n", 9, 16, 4)]),

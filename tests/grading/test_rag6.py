@@ -23,7 +23,7 @@ def rag6(open_lab):
 
 # ---- read_blocks ----------------------------------------------------------------------------
 
-PAGE = ("# Install ##\n\nOrbit runs jobs.\nOn satellites.\n\n~~~~sh\n# not a heading\n```\n~~~~\n\n"
+PAGE = ("# Install ##\n\nOrbit runs jobs.\nOn satellites.\n\n~~~~sh\n# not a heading\n`````\n~~~~\n\n"
         "port | use\n--- | ---\n7401 | satellites\n\n1. one\n2. two\n\n   still two\n\n> a quote\n"
         "> goes on\n\n    indented code\n\n    more\n\n## Next\nText under it.\n### Deeper ###\n")
 
@@ -150,6 +150,13 @@ def test_markdown_chunks_keep_every_ending(rag6, text):
 
 
 # ---- verify -------------------------------------------------------------------------------------
+
+@pytest.mark.grades("verify")
+@pytest.mark.parametrize("cuts", [[], [3], [4], [6]])
+def test_verify_on_a_fence_never_closed(rag6, cuts):
+    text = "Intro.\n\n~~~\ncode\n\n| a |\n|---|\n"
+    check.verify_judged(rag6.verify, text, check.line_chunks(text, cuts))
+
 
 @pytest.mark.grades("verify")
 @pytest.mark.parametrize("cuts", [[], [5], [7], [8], [10], [12], [13], [17], [26], [2, 9], [6, 11], [14, 22]])

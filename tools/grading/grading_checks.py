@@ -267,13 +267,15 @@ def blocks_whole(text: str, chunks, max_tokens: int, overlap: int = 0) -> None:
 
 # ---- rag6's reader, packer and verify, judged by a real parser -----------------------------
 
+LINE_END = re.compile(r"\r\n|\r|\n|\Z")
 PARSER_KINDS = {"heading": "heading", "paragraph": "paragraph", "fence": "code", "code_block": "code",
                 "table": "table", "bullet_list": "list", "ordered_list": "list", "blockquote": "quote"}
 
 
 def parser_blocks(text: str, start: int = 0) -> list:
     """[(kind, start, end, level, title)] of the top-level blocks of text[start:] as markdown-it-py reads
-    them (front matter aside), in rag6's kinds; `end` excludes the whitespace at its end; a heading's level
+    them (front matter aside), in rag6's kinds; `end` just after its last line's break (blank lines after it
+    left out), as rag6's Block has it; a heading's level
     and title, 0 and "" for any other block."""
     titles = iter([(start_, int(level), title) for start_, level, title in heading_titles(text)])
     found = []
@@ -283,7 +285,9 @@ def parser_blocks(text: str, start: int = 0) -> list:
         level, title = 0, ""
         if kind == "heading":
             _, level, title = next(item for item in titles if item[0] == block_start)
-        block_end = block_start + len(text[block_start:block_end].rstrip())  # blank lines the parser's list holds
+        if kind != "fence":  # a fence never closed holds the blank lines to the end; a parser's list holds
+            block_end = block_start + len(text[block_start:block_end].rstrip())  # blank lines after it too
+        block_end = LINE_END.search(text, block_end).end()  # just after that line's break
         found.append((PARSER_KINDS.get(kind, kind), block_start, block_end, level, title))
     return found
 
@@ -307,12 +311,7 @@ def body_start(text: str) -> int:
 def block_fields(text: str, start: int = 0) -> list:
     """(kind, start, end, level, title) of the parser's blocks of text[start:], each `end` just after its
     last line's break: the fields of the Blocks pack_blocks is given."""
-    found = []
-    for kind, begin, end, level, title in parser_blocks(text, start):
-        after = text[end:end + 2]
-        end += 2 if after == "\r\n" else 1 if after[:1] in ("\n", "\r") else 0
-        found.append((kind, begin, end, level, title))
-    return found
+    return parser_blocks(text, start)
 
 
 def line_chunks(text: str, cuts) -> list:
@@ -334,7 +333,7 @@ class BlockRecord(NamedTuple):
 
 def blocks_as_parsed(text: str, start: int, blocks) -> None:
     """rag6's read_blocks: the Blocks of text[start:] are the parser's, kind, span (up to the last line
-    break, which the lab's `end` holds, and the whitespace before it), level and title."""
+    break), level and title."""
     got = []
     for block in blocks:
         try:
@@ -342,7 +341,7 @@ def blocks_as_parsed(text: str, start: int, blocks) -> None:
             level, title = int(getattr(block, "level", 0) or 0), str(getattr(block, "title", "") or "")
         except (AttributeError, TypeError, ValueError):
             raise AssertionError(f"read_blocks returned {short(block)}, not a Block(kind, start, end, level, title)")
-        got.append((kind, begin, begin + len(text[begin:end].rstrip()), level, title))
+        got.append((kind, begin, end, level, title))
     expected = parser_blocks(text, start)
     if got != expected:
         raise AssertionError(f"blocks {first_difference(got, expected)} of {short(text[start:], 40)}")
@@ -417,12 +416,12 @@ def packed_whole(text: str, start: int, blocks, max_tokens: int, chunks) -> None
 def verify_judged(verify, text: str, chunks) -> None:
     """rag6's verify: it raises ValueError when, and only when, a chunk starts or ends strictly inside a
     fence or table as markdown-it-py reads them (chunks here start and end at line starts). Asked about
-    `chunks`, and, so that no constant answer passes, about the text in one chunk and, where the parser
-    finds a fence or table of two lines or more, about chunks cut after its first line."""
+    `chunks`, and, so that no constant answer passes, about the text in one chunk and, for each fence or
+    table of two lines or more the parser finds, about chunks cut after its first line."""
     line_starts = [0] + [match.end() for match in re.finditer(r"\r\n|\r|\n", text)]
-    inside = [number for _, start, end in protected_regions(text)
-              for number, at in enumerate(line_starts) if start < at < end][:1]
-    for asked in (chunks, line_chunks(text, []), *(line_chunks(text, inside) for _ in inside)):
+    inside = [next((number for number, at in enumerate(line_starts) if start < at < end), None)
+              for _, start, end in protected_regions(text)]
+    for asked in (chunks, line_chunks(text, []), *(line_chunks(text, [number]) for number in inside if number)):
         cut = cuts(text, asked)
         try:
             verify(text, asked)
