@@ -112,7 +112,7 @@ def as_is(text, chunks):
 
 
 RECURSIVE = Contender("recursive (rag5)", True, lambda t, s, o, title: rag5.recursive_chunks(t, s, o), as_is)
-MARKDOWN = Contender("markdown (rag6)", True, lambda t, s, o, title: rag6.markdown_chunks(t, s, o), as_is)
+MARKDOWN = Contender("markdown (rag6)", True, lambda t, s, o, title: rag6.robust_markdown_chunks(t, s, o), as_is)
 HEADED = Contender("markdown + header (rag7)", True, lambda t, s, o, title: rag7.header_chunks(t, title, s, o), as_is)
 ROWS = Contender("header + table rows (rag7)", True,  # the course's recommended chunker
                  lambda t, s, o, title: rag7.with_table_rows(t, rag7.header_chunks(t, title, s, o), s), as_is)

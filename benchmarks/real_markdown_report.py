@@ -41,7 +41,7 @@ def chunkers():
     rag7 = load_lab("rag7", SOLUTIONS)
     return {
         "rag5 recursive_chunks": lambda text, title, size, overlap: rag5.recursive_chunks(text, size, overlap),
-        "rag6 markdown_chunks": lambda text, title, size, overlap: rag6.markdown_chunks(
+        "rag6 robust_markdown_chunks": lambda text, title, size, overlap: rag6.robust_markdown_chunks(
             text, max_tokens=size, overlap=overlap),
         "rag7 header_chunks": lambda text, title, size, overlap: rag7.header_chunks(text, title, size, overlap),
     }

@@ -17,13 +17,13 @@ A lab imports the names below from `labkit`; the modules hold one idea each:
                slice) and LineSeam (a line-break seam found fast)
 - seams.py     rag5's given ground: SEAMS (coarsest first), packing_budget, next_clean_cut, and
                exact_fitting (mend, fit_over_budget: the rare chunk over budget, mended exactly)
-- markdown.py  rag6's given Markdown reading: lines, front matter, the block scanner
-               (run with the student's rules), regions, the tricky documents
+- markdown.py  Markdown read as CommonMark has it: lines, front matter, the block scanner,
+               regions, the tricky documents (rag6's student writes a reader of their own)
 - public_tests.py  a lab's public grading tests, run in its own process as its last check
 - safe_text.py safe_text: a text student code controls made safe to print (controls and
                format characters escaped, bounded); the grader prints through it too
-- markdown_chunking.py  rag6's given chunking between the student's functions: sections,
-               pieces, overlap and kinds, and the report rag6 prints on a page
+- markdown_chunking.py  the course's chunker for real Markdown (RobustMarkdown: the scanner
+               with CommonMark's rules, sections, pieces, overlap and kinds), beside rag6's own
 - uncertainty.py  how sure a mean, or a difference of two methods' scores on the same
                questions, is: the normal approximation (rag8's bootstrap is the student's)
 - compare.py   `chunking-labs compare DOCS --questions QUESTIONS`: rag8's harness on a

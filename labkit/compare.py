@@ -279,7 +279,7 @@ def _retriever(name, module, build, title, embedder):
 _COURSE = {  # lab -> its methods, in the order of the course
     "rag4": lambda m, title, embedder: [Method("token windows (rag4)", chunk=m.token_windows)],
     "rag5": lambda m, title, embedder: [Method("recursive (rag5)", chunk=m.recursive_chunks)],
-    "rag6": lambda m, title, embedder: [Method("markdown (rag6)", chunk=m.markdown_chunks)],
+    "rag6": lambda m, title, embedder: [Method("markdown (rag6)", chunk=m.robust_markdown_chunks)],
     "rag7": lambda m, title, embedder: [
         Method("markdown + header (rag7)", chunk=lambda t, s, o: m.header_chunks(t, title, s, o)),
         Method("header + table rows (rag7)",

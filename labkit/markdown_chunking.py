@@ -1,26 +1,23 @@
-"""Chunking Markdown for rag6: given code, which a student reads but does not write.
+"""The course's chunker for real Markdown: given code, which rag6 runs beside the student's own.
 
-rag6 teaches chunking by structure: the student writes the rules that read
-Markdown (labkit/markdown.py runs them), the heading path (enter_section), the
-packing of one section (chunk_section) and the entry point (markdown_chunks).
-What lies between is here, in the order a document goes through it:
+rag6's student writes a Markdown chunker for the Markdown of the course's pages. Real documents
+hold much more, so the chunker the course recommends for them (rag6's robust_markdown_chunks, which
+`compare` and the benchmarks use) is RobustMarkdown: the scanner of labkit/markdown.py with
+CommonMark's rules (COMMONMARK), and what lies between, in the order a document goes through it:
 
 - read_document: the text tokenized and scanned once, its blocks grouped into
-  Sections (sections_of, with the student's enter_section), a section with
-  almost no body folded into its child (fold_tiny_parents);
-- pieces_of: the Pieces chunk_section packs, a big paragraph or list cut at
+  Sections (sections_of, with path_after), a section with almost no body
+  folded into its child (fold_tiny_parents);
+- pieces_of: the Pieces a section packs into, a big paragraph or list cut at
   rag5's seams around what it nests, each heading glued to what follows it;
   repack_exactly for the rare chunk that counted over budget;
 - section_chunks: one section's packed spans made Chunks: overlap that reaches
   back to a word but never into a fence or table (reach_back), the kind of
   each chunk, and oversize ones flagged;
-- the report rag6 prints on a real page (show_structure, compare_on_page,
-  plot_sizes, rank_of_answer).
+- the report of a page (show_structure, compare_on_page, plot_sizes, rank_of_answer).
 
-The student's functions and rag5's are handed in as arguments, so a function
-redefined in a notebook is the one used. rag6 wraps each of these in a
-function of the same name with its own arguments (pieces_of, repack_exactly,
-read_document, section_chunks), which is what rag7 and the tests call.
+rag5's functions (split_at_seams, pack, mend) are handed in: RobustMarkdown(rag5) stands on the
+lab the student wrote before.
 
 Speed: a page is tokenized once (rag5's TokenIndex), and every count after
 that comes from it. Chunks start and end where blocks do, so a BoundaryIndex
@@ -34,17 +31,22 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
+import re
 import statistics
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
 import numpy as np
 
-from academy_llm import Chunk, corpus_pages, count_tokens, embed, is_clean_cut, make_chunk, top_k
-from labkit.markdown import (
-    PROTECTED, body_start_of, cut_regions, front_matter, inside, line_view, protected_regions, regions_within,
-    split_lines,
+from academy_llm import (
+    Chunk, check_text_and_window, corpus_pages, count_tokens, embed, is_clean_cut, make_chunk, top_k,
 )
+from labkit.markdown import (
+    PROTECTED, Recognisers, Scanner, body_start_of, cut_regions, front_matter, indent_of, inside, is_delimiter_row,
+    line_view, protected_regions, regions_within, split_lines, table_cells,
+)
+from labkit.seams import packing_budget
+from labkit.token_index import TokenIndex
 from labkit.plots import plot_chunk_sizes, show_figure
 
 
@@ -404,3 +406,102 @@ def rank_of_answer(chunks, question, answer_start, answer_end):
         if chunks[row].start <= answer_start and answer_end <= chunks[row].end:
             return place
     return "none holds it"
+
+
+# ---- the course's chunker for real documents --------------------------------------------
+# rag6's student writes a Markdown chunker of their own, for the Markdown of the course's
+# pages. Real documents hold much more (setext headings, fences in list items, lazy lines,
+# HTML blocks...), so the chunker the course recommends for them (`compare`, the benchmarks)
+# is this one: the scanner of labkit/markdown.py with CommonMark's rules, and the packing above.
+
+ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*)$")  # groups: the #s, the rest of the line
+CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+FENCE_OPENING = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")  # groups: the fence, the rest of the line
+FENCE_CLOSING = re.compile(r"^ {0,3}(`+|~+)[ \t]*$")  # group: the fence
+
+
+def commonmark_heading(text):
+    """(level, title) if `text` is an ATX heading such as '## Install ##', else None."""
+    match = ATX_HEADING.match(text)
+    return (len(match.group(1)), CLOSING_HASHES.sub("", match.group(2)).strip()) if match else None
+
+
+def commonmark_fence(text):
+    """(char, length) if `text` opens a fenced code block (a backtick fence's info string holds
+    no backtick), else None."""
+    match = FENCE_OPENING.match(text)
+    if not match or (match.group(1)[0] == "`" and "`" in match.group(2)):
+        return None
+    return match.group(1)[0], len(match.group(1))
+
+
+def commonmark_closes(text, char, length):
+    """True if `text` closes a fence opened with `length` times `char`."""
+    match = FENCE_CLOSING.match(text)
+    return bool(match) and match.group(1)[0] == char and len(match.group(1)) >= length
+
+
+def gfm_table_start(lines, i):
+    """True if lines[i] is a GitHub table's header row, lines[i + 1] its delimiter row."""
+    if i + 1 >= len(lines) or "|" not in lines[i].text or indent_of(lines[i].text) >= 4:
+        return False
+    delimiter = lines[i + 1].text
+    return is_delimiter_row(delimiter) and len(table_cells(lines[i].text)) == len(table_cells(delimiter))
+
+
+COMMONMARK = Recognisers(commonmark_fence, commonmark_closes, commonmark_heading, gfm_table_start)
+
+
+def scan_blocks(lines):
+    """The blocks of `lines`, in order, as the scanner reads them with CommonMark's rules."""
+    return Scanner(COMMONMARK).scan(lines)
+
+
+def path_after(path, level, title):
+    """The heading path ((level, title), ...) after a heading of `level` titled `title`."""
+    return tuple(entry for entry in path if entry[0] < level) + ((level, title),)
+
+
+class RobustMarkdown:
+    """The course's Markdown chunker for real documents, standing on rag5's seams (`rag5`, a
+    loaded lab: its split_at_seams and pack); `markdown_chunks(text, max_tokens, overlap)`."""
+
+    def __init__(self, rag5):
+        self.rag5 = rag5
+
+    def read_document(self, text, max_tokens, overlap):
+        """`text` tokenized and scanned once, its sections made."""
+        index = TokenIndex(text)
+        return read_document(text, packing_budget(max_tokens, overlap, index), index, scan_blocks, path_after)
+
+    def chunk_section(self, text, section, max_tokens, index, regions):
+        """(start, end, tokens) chunks of one section: its pieces packed greedily, counted exactly."""
+        pieces = pieces_of(text, section, max_tokens, index, regions, self.rag5.split_at_seams)
+        packed = self.rag5.pack([(piece.start, piece.end) for piece in pieces], [piece.tokens for piece in pieces],
+                                max_tokens)
+        chunks = []
+        for start, end in packed:
+            n_tokens = index.count(start, end)
+            if n_tokens <= max_tokens:
+                chunks.append((start, end, n_tokens))
+            else:
+                inner = [piece for piece in pieces if start <= piece.start and piece.end <= end]
+                chunks += repack_exactly(text, inner, max_tokens, index, regions, self.rag5.mend)
+        return chunks
+
+    def section_chunks(self, text, section, max_tokens, overlap, index, regions):
+        """The Chunks of one section: packed, then overlapped."""
+        packed = self.chunk_section(text, section, packing_budget(max_tokens, overlap, index), index, regions)
+        return section_chunks(text, section, packed, max_tokens, overlap, index, regions)
+
+    def markdown_chunks(self, text, max_tokens, overlap=0):
+        """Chunks of a Markdown document: sections first, then size; fences and tables never cut."""
+        check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
+        if not text:
+            return []
+        document = self.read_document(text, max_tokens, overlap)
+        chunks = ([front_matter_chunk(text, document.body_start, max_tokens, document.index)]
+                  if document.body_start else [])
+        for section in document.sections:
+            chunks += self.section_chunks(text, section, max_tokens, overlap, document.index, document.regions)
+        return chunks

@@ -145,7 +145,9 @@ def lab_functions(namespace: dict) -> LabFunctions:
     functions = LabFunctions(last_call="")
 
     def made(value):
-        return namespace[value.name](*value.args) if isinstance(value, wire.New) else value
+        if isinstance(value, list):  # a list of the lab's objects (rag6's Blocks), made one by one
+            return [made(item) for item in value]
+        return namespace[value.name](*map(made, value.args)) if isinstance(value, wire.New) else value
 
     def recorded(name, function):
         def call(*args, **keywords):

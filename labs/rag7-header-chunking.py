@@ -39,7 +39,7 @@ from labkit.lessons.rag7 import fit_header, front_matter_fields, least_budget, t
 from labkit.markdown import split_lines
 from labkit.notebook import in_notebook
 
-rag6 = load_lab("rag6")  # markdown_chunks(text, max_tokens, overlap): sections, then size; fences, tables whole
+rag6 = load_lab("rag6")  # robust_markdown_chunks(text, max_tokens, overlap): the course's Markdown reader
 
 # Given, one sentence each:
 # - front_matter_fields(text) is the page's front matter as a {key: value} dict ({} if it has none);
@@ -206,8 +206,8 @@ def main():
     if lesson.stops_early(pages, headed, tables_as):  # a FAIL before the demonstration trips on it
         return False
     lesson.show_headers(pages["install-linux"], headed["install-linux"])
-    lesson.bare_against_headed({name: rag6.markdown_chunks(text, MAX_TOKENS, OVERLAP) for name, text in pages.items()},
-                               headed, MAX_TOKENS)
+    bare = {name: rag6.robust_markdown_chunks(text, MAX_TOKENS, OVERLAP) for name, text in pages.items()}
+    lesson.bare_against_headed(bare, headed, MAX_TOKENS)
     print(f"\n4. The dial: tables whole or by rows, header chunks of at most {MAX_TOKENS} tokens, overlap {OVERLAP}")
     by_value = {tables: {name: tables_as(tables, text, headed[name]) for name, text in pages.items()}
                 for tables in TABLES}

@@ -39,7 +39,7 @@ from labkit.lessons.rag7 import fit_header, front_matter_fields, least_budget, t
 from labkit.markdown import split_lines
 from labkit.notebook import in_notebook
 
-rag6 = load_lab("rag6")  # markdown_chunks(text, max_tokens, overlap): sections, then size; fences, tables whole
+rag6 = load_lab("rag6")  # robust_markdown_chunks(text, max_tokens, overlap): the course's Markdown reader
 
 # Given, one sentence each:
 # - front_matter_fields(text) is the page's front matter as a {key: value} dict ({} if it has none);
@@ -114,17 +114,17 @@ def section_with_header(text, start, end, section, header, max_tokens, overlap):
     # hint 3: tokens = count_tokens(header + "\n") if header else 0. For room from max_tokens - tokens
     # hint 3: down to least_budget(text[start:end]): chunks = [replace(c, start=start + c.start,
     # hint 3: end=start + c.end, section=section, header=header) for c in
-    # hint 3: rag6.markdown_chunks(text[start:end], room, min(overlap, room - 1))]; return them if
+    # hint 3: rag6.robust_markdown_chunks(text[start:end], room, min(overlap, room - 1))]; return them if
     # hint 3: all(c.oversize or count_tokens(c.embedding_text) <= max_tokens for c in chunks). After
     # hint 3: the loop, the same chunks at max_tokens and overlap, without the header.
     tokens = count_tokens(header + "\n") if header else 0
     for room in range(max_tokens - tokens, least_budget(text[start:end]) - 1, -1):
         chunks = [replace(c, start=start + c.start, end=start + c.end, section=section, header=header)
-                  for c in rag6.markdown_chunks(text[start:end], room, min(overlap, room - 1))]
+                  for c in rag6.robust_markdown_chunks(text[start:end], room, min(overlap, room - 1))]
         if all(c.oversize or count_tokens(c.embedding_text) <= max_tokens for c in chunks):
             return chunks
     return [replace(c, start=start + c.start, end=start + c.end, section=section)
-            for c in rag6.markdown_chunks(text[start:end], max_tokens, overlap)]
+            for c in rag6.robust_markdown_chunks(text[start:end], max_tokens, overlap)]
     # END SOLUTION
 
 
@@ -149,7 +149,7 @@ def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
     # hint 3: TypeError, [] for "". fields = front_matter_fields(text) when metadata is None, and
     # hint 3: metadata = {key: fields[key] for key in HEADER_FIELDS if key in fields}.
     # hint 3: limit = min(max_tokens // 2, max_tokens - min(max_tokens, least_budget(text)))
-    # hint 3: page = rag6.markdown_chunks(text, max_tokens). For each run of page[i:j] with one
+    # hint 3: page = rag6.robust_markdown_chunks(text, max_tokens). For each run of page[i:j] with one
     # hint 3: section: header = fit_header(make_header(title, section, metadata), limit), then
     # hint 3: chunks += section_with_header(text, page[i].start, page[j - 1].end, section, header,
     # hint 3: max_tokens, overlap).
@@ -162,7 +162,7 @@ def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
         fields = front_matter_fields(text)
         metadata = {key: fields[key] for key in HEADER_FIELDS if key in fields}
     limit = min(max_tokens // 2, max_tokens - min(max_tokens, least_budget(text)))
-    page = rag6.markdown_chunks(text, max_tokens)  # without overlap: its chunks tile each section
+    page = rag6.robust_markdown_chunks(text, max_tokens)  # without overlap: its chunks tile each section
     firsts = [i for i, chunk in enumerate(page) if i == 0 or chunk.section != page[i - 1].section]
     chunks = []
     for first, after in zip(firsts, firsts[1:] + [len(page)]):
@@ -301,8 +301,8 @@ def main():
     if lesson.stops_early(pages, headed, tables_as):  # a FAIL before the demonstration trips on it
         return False
     lesson.show_headers(pages["install-linux"], headed["install-linux"])
-    lesson.bare_against_headed({name: rag6.markdown_chunks(text, MAX_TOKENS, OVERLAP) for name, text in pages.items()},
-                               headed, MAX_TOKENS)
+    bare = {name: rag6.robust_markdown_chunks(text, MAX_TOKENS, OVERLAP) for name, text in pages.items()}
+    lesson.bare_against_headed(bare, headed, MAX_TOKENS)
     print(f"\n4. The dial: tables whole or by rows, header chunks of at most {MAX_TOKENS} tokens, overlap {OVERLAP}")
     by_value = {tables: {name: tables_as(tables, text, headed[name]) for name, text in pages.items()}
                 for tables in TABLES}

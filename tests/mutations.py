@@ -102,49 +102,111 @@ MUTATIONS = [
         "return [(start + w.start, start + w.end) for w in windows]",
         "return [(w.start, w.end) for w in windows]",
     ),
-    # ---- rag6: recognising Markdown, the heading path, packing a section
+    # ---- rag6: read_blocks, pack_blocks, markdown_chunks, verify
     Mutation(
-        "rag6", "fence_opening", "only backtick fences: tilde fences are not code",
-        '    if fence[0] == "`" and "`" in info:',
-        '    if fence[0] != "`" or "`" in info:',
+        "rag6", "read_blocks", "a shorter fence closes the block",
+        'close = re.compile(r" {0,3}" + re.escape(fence[1][0]) + "{" + str(len(fence[1])) + r",}[ \\t]*$")',
+        'close = re.compile(r" {0,3}" + re.escape(fence[1][0]) + r"{3,}[ \\t]*$")',
     ),
     Mutation(
-        "rag6", "closes_fence", "any fence closes, whatever its length",
-        "return bool(match) and match.group(1)[0] == char and len(match.group(1)) >= length",
-        "return bool(match) and match.group(1)[0] == char",
+        "rag6", "read_blocks", "a fence of the other character closes the block",
+        'close = re.compile(r" {0,3}" + re.escape(fence[1][0]) + "{" + str(len(fence[1])) + r",}[ \\t]*$")',
+        'close = re.compile(r" {0,3}[`~]{" + str(len(fence[1])) + r",}[ \\t]*$")',
     ),
     Mutation(
-        "rag6", "closes_fence", "a fence of the other character closes it",
-        "return bool(match) and match.group(1)[0] == char and len(match.group(1)) >= length",
-        "return bool(match) and len(match.group(1)) >= length",
+        "rag6", "read_blocks", "closing #s are kept in the title",
+        'title = re.sub(r"(^|[ \\t]+)#+[ \\t]*$", "", line[heading.end():]).strip()',
+        "title = line[heading.end():].strip()",
     ),
     Mutation(
-        "rag6", "atx_heading", "closing #s are kept in the title",
-        'title = CLOSING_HASHES.sub("", match.group(2)).strip()',
-        "title = match.group(2).strip()",
+        "rag6", "read_blocks", "a #tag is read as a heading: no space needed after the #s",
+        "fence, heading = FENCE.match(line), HEADING.match(line)",
+        'fence, heading = FENCE.match(line), re.match(r" {0,3}(#{1,6})", line)',
     ),
     Mutation(
-        "rag6", "is_table_start",
-        "a table must start with a pipe: tables without outer pipes missed",
-        'if i + 1 >= len(lines) or "|" not in lines[i].text or indent_of(lines[i].text) >= 4:',
-        'if i + 1 >= len(lines) or not lines[i].text.lstrip().startswith("|") '
-        "or indent_of(lines[i].text) >= 4:",
+        "rag6", "read_blocks", "any line with a pipe starts a table, delimiter row or not",
+        '            if "|" in line and i + 1 < len(lines) and is_delimiter_row(lines[i + 1].text):',
+        '            if "|" in line:',
     ),
     Mutation(
-        "rag6", "enter_section", "the heading path is never popped",
-        "return tuple(entry for entry in path if entry[0] < level) + ((level, title),)",
-        "return tuple(path) + ((level, title),)",
+        "rag6", "read_blocks", "indented code keeps the blank lines after it",
+        "            while blank[j]:\n                j -= 1\n",
+        "",
     ),
     Mutation(
-        "rag6", "enter_section",
-        "a sibling heading is kept beside the one it replaces (<=, not <)",
-        "return tuple(entry for entry in path if entry[0] < level) + ((level, title),)",
-        "return tuple(entry for entry in path if entry[0] <= level) + ((level, title),)",
+        "rag6", "read_blocks", "a heading right under a paragraph's line is read as part of it",
+        "        return bool(FENCE.match(following) or HEADING.match(following) or (kind != \"quote\"",
+        "        return bool(FENCE.match(following) or (kind != \"quote\"",
     ),
     Mutation(
-        "rag6", "chunk_section", "mends a chunk over budget word by word, cutting the fence inside it",
-        "chunks += repack_exactly(text, inner, max_tokens, index, regions)",
-        "chunks += [(s, e, index.count(s, e)) for s, e in rag5.mend(text, start, end, max_tokens)]",
+        "rag6", "read_blocks", "a list ends at its first blank line",
+        "                while kind == \"list\" and k < len(lines) and blank[k]:\n                    k += 1\n",
+        "",
+    ),
+    Mutation(
+        "rag6", "read_blocks", "a fence never closed is one line long",
+        "if close.match(lines[k].text)), len(lines) - 1)",
+        "if close.match(lines[k].text)), i)",
+    ),
+    Mutation(
+        "rag6", "pack_blocks", "the heading path is never popped",
+        "path = tuple(entry for entry in path if entry[0] < block.level) + ((block.level, block.title),)",
+        "path = path + ((block.level, block.title),)",
+    ),
+    Mutation(
+        "rag6", "pack_blocks", "a sibling heading is kept beside the one it replaces (<=, not <)",
+        "path = tuple(entry for entry in path if entry[0] < block.level) + ((block.level, block.title),)",
+        "path = tuple(entry for entry in path if entry[0] <= block.level) + ((block.level, block.title),)",
+    ),
+    Mutation(
+        "rag6", "pack_blocks", "a table over budget is cut at seams like a paragraph",
+        'if block.kind in ("code", "table") and tokens > max_tokens:',
+        'if block.kind == "code" and tokens > max_tokens:',
+    ),
+    Mutation(
+        "rag6", "pack_blocks", "a heading joins the chunk before it",
+        "if last and not last.oversize and last.section == section and block.kind != \"heading\":",
+        "if last and not last.oversize and last.section in (section, section[:-1]):",
+    ),
+    Mutation(
+        "rag6", "pack_blocks", "counts the chunk as the sum of its pieces, a token apart",
+        "joined = index.count(last.start, piece_end)",
+        "joined = last.n_tokens + index.count(piece_start, piece_end) + 1",
+    ),
+    Mutation(
+        "rag6", "pack_blocks", "a code block or table over budget stands alone, but is not flagged oversize",
+        "kind=block.kind, oversize=True))",
+        "kind=block.kind))",
+    ),
+    Mutation(
+        "rag6", "markdown_chunks", "reads the front matter as Markdown too",
+        "\n    blocks = read_blocks(text, body)",
+        "\n    blocks = read_blocks(text)",
+    ),
+    Mutation(
+        "rag6", "markdown_chunks", "the front matter is packed with the body",
+        "\n    chunks = [front_matter_chunk(text, body, max_tokens, index)] if body else []",
+        "\n    chunks, body = [], 0",
+    ),
+    Mutation(
+        "rag6", "verify", "a table's rows after its delimiter row are not checked",
+        "            while j + 1 < len(lines) and lines[j + 1].text.strip():\n                j += 1\n",
+        "            j += 1\n",
+    ),
+    Mutation(
+        "rag6", "verify", "any fence line closes the fence",
+        'not re.fullmatch(r" {0,3}" + re.escape(char) * length + r"+[ \\t]*", lines[j].text)',
+        'not re.fullmatch(r" {0,3}(`{3,}|~{3,})[ \\t]*", lines[j].text)',
+    ),
+    Mutation(
+        "rag6", "verify", "a chunk starting where a fence starts is taken for a cut (<=)",
+        "                if start < position < end:\n",
+        "                if start <= position < end:\n",
+    ),
+    Mutation(
+        "rag6", "verify", "a fence never closed is not checked",
+        '            regions.append(("fence", lines[i].start, lines[min(j, len(lines) - 1)].end))',
+        '            if j < len(lines):\n                regions.append(("fence", lines[i].start, lines[j].end))',
     ),
     # ---- rag7: make_header, header_chunks, section_with_header, row_chunks, with_table_rows
     Mutation(
@@ -423,21 +485,6 @@ MUTATIONS = [
         "            spans.append((piece_start, piece_end))",
     ),
     Mutation(
-        "rag6", "atx_heading", "a #tag is read as a heading: no space needed after the #s",
-        "    match = ATX_HEADING.match(text)\n",
-        "    match = re.match(r\" {0,3}(#{1,6})(.*)\", text)\n",
-    ),
-    Mutation(
-        "rag6", "is_table_start", "ignores the delimiter row's cell count",
-        "    return len(table_cells(lines[i].text)) == len(table_cells(delimiter))",
-        "    return True",
-    ),
-    Mutation(
-        "rag6", "is_table_start", "an indented header row (code) starts a table",
-        '    if i + 1 >= len(lines) or "|" not in lines[i].text or indent_of(lines[i].text) >= 4:',
-        '    if i + 1 >= len(lines) or "|" not in lines[i].text:',
-    ),
-    Mutation(
         "rag8", "coverage_at_k", "counts a character two overlapping hits share twice, capped at 1",
         "    return shared_characters(merged(hits[:k]), answer) / characters(answer)",
         "    return min(1.0, sum(shared_characters([hit], answer) for hit in hits[:k]) / characters(answer))",
@@ -446,11 +493,6 @@ MUTATIONS = [
         "rag4", "token_windows", "ignores overlap: each window starts where the last one ended",
         "        first = max(last + 1 - overlap, first + 1)",
         "        first = last + 1",
-    ),
-    Mutation(
-        "rag6", "closes_fence", "a closing fence of a shorter run closes it",
-        "len(match.group(1)) >= length",
-        "len(match.group(1)) >= 1",
     ),
     Mutation(
         "rag7", "make_header", "joins the heading path with slashes",
@@ -498,11 +540,6 @@ MUTATIONS = [
         "rag5", "add_overlap", "reaches back overlap characters, not tokens",
         "        reach = max(int(index.starts[max(position - overlap, 0)]), previous_start)",
         "        reach = max(start - overlap, previous_start)",
-    ),
-    Mutation(
-        "rag6", "fence_opening", "a backtick fence with a backtick in its info string opens a fence",
-        '    if fence[0] == "`" and "`" in info:\n        return None\n',
-        "",
     ),
     Mutation(
         "rag5", "add_overlap", "the overlap starts at a token, not moved on to a word start",

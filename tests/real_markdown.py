@@ -3,7 +3,7 @@
     from real_markdown import corpus_files, read_text, problems
     for path in corpus_files():
         text = read_text(path)
-        print(path, problems(text, rag6.markdown_chunks(text, 128, 16), 128))
+        print(path, problems(text, rag6.robust_markdown_chunks(text, 128, 16), 128))
 
 `problems` makes each check on its own, so one failure does not hide another;
 each failing check gives one line, "kind: what, where", its kind one of KINDS.
@@ -147,7 +147,7 @@ def chunkers(folder):
     rag5, rag6, rag7 = (load_lab(lab, folder) for lab in ("rag5", "rag6", "rag7"))
     return {
         "rag5": (rag5.recursive_chunks, STRUCTURE),
-        "rag6": (lambda text, m, o: rag6.markdown_chunks(text, max_tokens=m, overlap=o), KINDS),
+        "rag6": (lambda text, m, o: rag6.robust_markdown_chunks(text, max_tokens=m, overlap=o), KINDS),
         "rag7": (lambda text, m, o: rag7.header_chunks(text, "Docs", m, o), KINDS),
     }
 

@@ -465,8 +465,8 @@ def test_a_big_document_is_cut_before_top_level_headings_only():
         assert offset == 0 or part.startswith("# Part ")  # never inside a fence, at "# not a heading"
     assert list(compare.parts(text, len(text))) == [(0, text)]
     rag6 = compare.load_lab("rag6", compare.SOLUTIONS)
-    method = compare.Method("markdown (rag6)", chunk=rag6.markdown_chunks)
-    whole = [(chunk.start, chunk.end) for chunk in rag6.markdown_chunks(text, 64, 8)]
+    method = compare.Method("markdown (rag6)", chunk=rag6.robust_markdown_chunks)
+    whole = [(chunk.start, chunk.end) for chunk in rag6.robust_markdown_chunks(text, 64, 8)]
     compare.PART_CHARACTERS, before = 300, compare.PART_CHARACTERS
     try:
         pieces = [(offset + chunk.start, offset + chunk.end, chunk.text)

@@ -393,7 +393,7 @@ def wait_for(condition, seconds: float):
 
 # ---- a student's own labs, as in the handout ----------------------------------------
 # A stub rag4 under a rag5 that lets chunks run 8 tokens over budget, a stub rag6
-# whose fence_opening was renamed, and a rag9 that is not Python: each lab is
+# whose verify was renamed, and a rag9 that is not Python: each lab is
 # graded on the student's own earlier labs.
 
 OWN_LABS = ("rag4", "rag5", "rag6", "rag9")
@@ -402,8 +402,8 @@ OWN_LABS = ("rag4", "rag5", "rag6", "rag9")
 def write_own_labs(folder: Path) -> None:
     shutil.copy(ROOT / "labs" / "rag4-chunking.py", folder)
     text = (ROOT / "labs" / "rag6-markdown-chunking.py").read_text(encoding="utf-8")
-    assert text.count("def fence_opening(") == 1, "the renamed function no longer fits rag6"
-    text = text.replace("def fence_opening(", "def fence_opening_renamed(")
+    assert text.count("def verify(") == 1, "the renamed function no longer fits rag6"
+    text = text.replace("def verify(", "def verify_renamed(")
     (folder / "rag6-markdown-chunking.py").write_text(text, encoding="utf-8")
     text = (ROOT / "solutions" / "rag5-recursive-chunking.py").read_text(encoding="utf-8")
     for budget in ("        if chunks and total + tokens <= max_tokens:\n",

@@ -20,6 +20,7 @@ from academy_llm import make_chunk
 from labkit import load_lab
 from labkit import markdown
 from labkit.markdown import Region, definition_lines, line_view, protected_regions, regions_to_keep_whole
+from labkit.markdown_chunking import COMMONMARK
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +96,7 @@ def test_the_heading_under_definitions_is_titled_by_the_text_after_them(rag6):
 
 def test_forty_definitions_over_a_rule_make_no_header(rag6):
     text = "".join(f"[link{n}]: https://example.com/{n}\n" for n in range(40)) + "---\n\nText.\n"
-    assert {chunk.section for chunk in rag6.markdown_chunks(text, 512, 64)} == {()}
+    assert {chunk.section for chunk in rag6.robust_markdown_chunks(text, 512, 64)} == {()}
 
 
 def test_definitions_in_a_quote_over_a_dash_line(rag6):
@@ -140,7 +141,7 @@ def test_an_indented_line_that_is_not_code(rag6, text):
 def test_an_oversize_indented_code_block_is_one_chunk_flagged_as_code(rag6):
     code = "".join(f"    step {n}: orbit job run --name job-{n}\n" for n in range(30))
     text = "# Steps\n\nRun these:\n\n" + code + "\nAfter the steps.\n"
-    chunks = rag6.markdown_chunks(text, 32, 8)
+    chunks = rag6.robust_markdown_chunks(text, 32, 8)
     start = text.index(code)
     oversize = [(chunk.kind, chunk.start <= start and start + len(code) <= chunk.end) for chunk in chunks
                 if chunk.oversize]
@@ -186,8 +187,7 @@ def test_an_unclosed_fence_in_a_nested_list_runs_over_the_blank_lines_after_it(r
 
 def test_a_simple_list_is_read_without_reading_each_item(rag6):
     # The fast path: items and lines indented under them, even nested deep, with no code.
-    scanner = markdown.Scanner(markdown.Recognisers(rag6.fence_opening, rag6.closes_fence, rag6.atx_heading,
-                                                    rag6.is_table_start))
+    scanner = markdown.Scanner(COMMONMARK)
     text = "".join("  " * (n % 6) + f"- item {n}\n" for n in range(30))
     lines = line_view(text)
     scanner.texts = lines.texts
@@ -258,7 +258,7 @@ def test_regions_to_keep_whole_does_not_ask_the_scanner(monkeypatch):
 
 def test_check_markdown_chunks_fails_a_chunking_that_cuts_indented_code(rag6):
     text = "Intro.\n\n    $ orbit start\n    started\n"
-    markdown.check_markdown_chunks(rag6.markdown_chunks(text, 400), text, 400, 0)
+    markdown.check_markdown_chunks(rag6.robust_markdown_chunks(text, 400), text, 400, 0)
     split = text.index("    started")
     cut = [make_chunk(text, 0, split), make_chunk(text, split, len(text))]
     with pytest.raises(ValueError, match="must stay whole"):

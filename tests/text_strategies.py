@@ -291,3 +291,68 @@ def table_lines(draw):
 
 
 table_page = with_line_ends(table_lines())
+
+# ---- rag6: the Markdown of the course's pages, which its student's reader covers ------------------
+# ATX headings, fences of backticks or tildes (a # line or a shorter fence inside), tables with and
+# without outer pipes, lists with one marker each, quotes, indented code, paragraphs, front matter:
+# blocks between blank lines, LF or CRLF line ends.
+
+lab_words = st.lists(st.sampled_from(["orbit", "runs", "jobs", "on", "satellites", "port", "7401", "the", "server",
+                                      "`key`", "**bold**", "x", "a|b"]), min_size=1, max_size=6).map(" ".join)
+lab_heading = st.builds(lambda level, title, closing: f"{'#' * level} {title}{' ' + '#' * closing if closing else ''}",
+                        st.integers(1, 6), lab_words, st.integers(0, 2))
+lab_paragraph = st.lists(lab_words, min_size=1, max_size=3).map("\n".join)
+
+
+@st.composite
+def lab_fence(draw):
+    """A fence of 3-5 backticks or tildes, closed or not, holding words, headings, a shorter fence, a row."""
+    char, length = draw(st.sampled_from("`~")), draw(st.integers(3, 5))
+    other = "~" if char == "`" else "`"  # a fence of the other character, however long, closes nothing
+    body = draw(st.lists(st.one_of(lab_words, lab_heading, st.just(char * (length - 1)), st.just(other * (length + 1)),
+                                   st.just("| a | b |")), max_size=4))
+    closing = [char * (length + draw(st.integers(0, 1)))] if draw(st.booleans()) else []
+    return "\n".join([char * length + draw(st.sampled_from(["", "sh", " yaml"])), *body, *closing])
+
+
+@st.composite
+def lab_table(draw):
+    """A table of 1-3 columns, with or without outer pipes, and up to 4 rows."""
+    cells = draw(st.integers(1, 3))
+    pipes = draw(st.booleans())
+
+    def row(items):
+        inner = " | ".join(items)
+        return f"| {inner} |" if pipes or cells == 1 else inner
+
+    rows = draw(st.lists(st.lists(lab_words, min_size=cells, max_size=cells), max_size=4))
+    return "\n".join([row([f"h{n}" for n in range(cells)]), row(["---"] * cells), *map(row, rows)])
+
+
+@st.composite
+def lab_list(draw):
+    """A list of one marker (another marker starts another list), items with a line under them or not."""
+    marker = draw(st.sampled_from(["- ", "* ", "1. "]))
+    items = draw(st.lists(st.tuples(lab_words, st.one_of(st.just(""), lab_words)), min_size=1, max_size=3))
+    return "\n".join(marker + first + (f"\n{' ' * len(marker)}{more}" if more else "") for first, more in items)
+
+
+lab_quote = st.lists(lab_words, min_size=1, max_size=3).map(lambda lines: "\n".join("> " + line for line in lines))
+lab_indented = st.lists(lab_words, min_size=1, max_size=3).map(lambda lines: "\n".join("    " + line for line in lines))
+lab_block = st.one_of(lab_heading, lab_paragraph, lab_fence(), lab_table(), lab_list(), lab_quote, lab_indented)
+LAB_FRONT_MATTER = "---\ntitle: Orbit\napplies_to: 2.x\n---\n\n"
+
+
+@st.composite
+def lab_markdown(draw):
+    """A page of the Markdown the course's pages use: blocks between blank lines; an unclosed fence ends it."""
+    kept = []
+    for part in draw(st.lists(lab_block, min_size=1, max_size=7)):
+        if kept and all(item.startswith(("- ", "* ", "1. ")) for item in (kept[-1], part)):
+            continue  # two lists in a row: with other markers, CommonMark makes two of them
+        kept.append(part)
+        if part.startswith(("```", "~~~")) and (len(part.splitlines()) == 1 or part.splitlines()[-1][:3]
+                                                 not in ("```", "~~~")):
+            break  # a fence never closed runs to the end
+    page = draw(st.sampled_from(["", LAB_FRONT_MATTER])) + "\n\n".join(kept) + draw(st.sampled_from(["", "\n", "\n\n"]))
+    return page.replace("\n", draw(st.sampled_from(["\n", "\r\n"])))

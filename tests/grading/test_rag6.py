@@ -1,16 +1,19 @@
-"""Grading tests for lab rag6: recognising Markdown and markdown_chunks."""
+"""Grading tests for lab rag6: read_blocks, pack_blocks, markdown_chunks and verify.
 
-from pathlib import Path
+The reader is judged on the Markdown of the course's pages (ATX headings, fences of backticks or
+tildes, indented code, tables, lists, quotes, paragraphs, front matter), by what a real parser
+(markdown-it-py) reads there; the packer on blocks given to it; verify against the parser's fences
+and tables.
+"""
 
 import grading_checks as check
 import pytest
-from hypothesis import example, given
+import wire
+from hypothesis import given
 from hypothesis import strategies as st
-from text_strategies import any_text, lined_text, markdown_page, markdown_text
+from text_strategies import lab_markdown
 
 pytestmark = pytest.mark.grade("rag6")
-
-FIXTURES = sorted((Path(__file__).parent.parent / "fixtures" / "markdown").glob("*.md"))
 
 
 @pytest.fixture(scope="module")
@@ -18,209 +21,103 @@ def rag6(open_lab):
     return open_lab("rag6")
 
 
-# Budgets from the smallest up: small ones make every block boundary count.
-budgets = st.one_of(st.integers(4, 12), st.integers(4, 80))
+# ---- read_blocks ----------------------------------------------------------------------------
+
+PAGE = ("# Install ##\n\nOrbit runs jobs.\nOn satellites.\n\n~~~~sh\n# not a heading\n`````\n~~~~\n\n"
+        "port | use\n--- | ---\n7401 | satellites\n\n1. one\n2. two\n\n   still two\n\n> a quote\n"
+        "> goes on\n\n    indented code\n\n    more\n\n## Next\nText under it.\n### Deeper ###\n")
 
 
-def fixture_text(path, line_end):
-    return path.read_text(encoding="utf-8").replace("\n", line_end)
+@pytest.mark.grades("read_blocks")
+@pytest.mark.parametrize("line_end", ["\n", "\r\n"], ids=["LF", "CRLF"])
+def test_read_blocks_on_a_page_of_every_kind(rag6, line_end):
+    text = PAGE.replace("\n", line_end)
+    check.blocks_as_parsed(text, 0, rag6.read_blocks(text, 0))
 
 
-# ---- recognising Markdown -----------------------------------------------
+@pytest.mark.grades("read_blocks")
+@pytest.mark.parametrize("text", [
+    "---\ntitle: x\n---\n\n#5 bolts and ####### seven\n",
+    "Text\n## Next\n```\ncode\n```\n- item\n> quote\nlazy\n",
+    "````\n```\nstill code\n````\nafter\n",
+    "Intro\n\n```js\nnever closed\n\n# x\n",
+    "a | b\n--- | ---\n\n    code\nText\n    lazy, not code\n",
+], ids=["front matter and no headings", "no blank lines", "a longer fence holds a shorter one",
+        "a fence never closed", "a table, code, a lazy line"])
+def test_read_blocks_by_hand(rag6, text):
+    start = check.body_start(text)
+    check.blocks_as_parsed(text, start, rag6.read_blocks(text, start))
 
 
-@pytest.mark.grades("fence_opening")
-@pytest.mark.parametrize(
-    "line, expected",
-    [("```js", ("`", 3)), ("~~~~ toml", ("~", 4)), ("   ```python", ("`", 3)), ("    ```", None),
-     ("``", None), ("``` a`b", None), ("~~~ a`b", ("~", 3)), ("text ```", None)],
-)
-def test_fence_opening(rag6, line, expected):
-    check.expect(rag6.fence_opening(line), expected)
+@pytest.mark.grades("read_blocks")
+@given(text=lab_markdown())
+def test_read_blocks_property(rag6, text):
+    start = check.body_start(text)
+    check.blocks_as_parsed(text, start, rag6.read_blocks(text, start))
 
 
-@pytest.mark.grades("closes_fence")
-@pytest.mark.parametrize(
-    "line, char, length, expected",
-    [(" ```", "`", 3, True), ("`````  ", "`", 3, True), ("``", "`", 3, False),
-     ("~~~~~", "`", 3, False), ("``` python", "`", 3, False), ("``` ", "`", 4, False),
-     ("   ~~~~", "~", 4, True)],
-)
-def test_closes_fence(rag6, line, char, length, expected):
-    check.expect(bool(rag6.closes_fence(line, char, length)), expected)  # "True if": any falsy no
+# ---- pack_blocks ------------------------------------------------------------------------------
+# Given blocks the grader reads itself (markdown-it-py), or blocks no reader would find: pack_blocks
+# packs the blocks it is given.
+
+def given_blocks(text, start=0):
+    """The parser's blocks of text[start:], made in the lab's worker as its own Blocks."""
+    return [wire.New("Block", fields) for fields in check.block_fields(text, start)]
 
 
-@pytest.mark.grades("atx_heading")
-@pytest.mark.parametrize(
-    "line, expected",
-    [("# Installing", (1, "Installing")), ("### On Linux ###", (3, "On Linux")), ("#", (1, "")),
-     ("####### seven", None), ("#5 bolts", None), ("  ## Indented", (2, "Indented")),
-     ("## C# notes", (2, "C# notes")), ("    # code", None)],
-)
-def test_atx_heading(rag6, line, expected):
-    check.expect(rag6.atx_heading(line), expected)
+def local_blocks(text, start=0):
+    """The same blocks, as records the grader's judge reads."""
+    return [check.BlockRecord(*fields) for fields in check.block_fields(text, start)]
 
 
-@pytest.mark.grades("is_table_start")
-@pytest.mark.parametrize(
-    "rows, expected",
-    [(["| a | b |", "|---|:-:|"], True), (["a | b", "---|---"], True), (["a | b", "----"], False),
-     (["| a |", "|---|"], True), (["a b", "------"], False), (["| a | b |"], False),
-     (["| a | b |", "| - x |"], False), (["    | a |", "|---|"], False)],
-)
-def test_is_table_start(rag6, rows, expected):
-    lines = rag6.split_lines("\n".join(rows) + "\n")
-    check.expect(bool(rag6.is_table_start(lines, 0)), expected)  # "True if": any falsy no
+def pack(rag6, text, start, max_tokens, blocks=None):
+    blocks = given_blocks(text, start) if blocks is None else blocks
+    chunks = rag6.pack_blocks(text, start, blocks, max_tokens, wire.New("TokenIndex", (text,)))
+    return chunks
 
 
-@pytest.mark.grades("enter_section")
-def test_enter_section_keeps_the_path_above(rag6):
-    check.expect(rag6.enter_section((), 1, "Install"), ((1, "Install"),))
-    path = ((1, "Install"), (2, "On Linux"))
-    check.expect(rag6.enter_section(((1, "Install"),), 2, "On Linux"), path)
-    check.expect(rag6.enter_section(path, 2, "On macOS"), ((1, "Install"), (2, "On macOS")))
-    check.expect(rag6.enter_section(path, 3, "Debian"), path + ((3, "Debian"),))
-    check.expect(rag6.enter_section(path, 1, "Upgrade"), ((1, "Upgrade"),))
+@pytest.mark.grades("pack_blocks")
+@pytest.mark.parametrize("max_tokens", [6, 20, 60, 400])
+def test_pack_blocks_on_the_page(rag6, max_tokens):
+    chunks = pack(rag6, PAGE, 0, max_tokens)
+    check.packed_whole(PAGE, 0, local_blocks(PAGE), max_tokens, chunks)
 
 
-# ---- markdown_chunks ----------------------------------------------------
+@pytest.mark.grades("pack_blocks")
+def test_a_big_table_stands_alone_with_its_heading(rag6):
+    rows = "".join(f"| key.{n} | {n} |\n" for n in range(30))
+    text = "# Keys\n\nThe keys:\n\n## All\n\n| key | value |\n|---|---|\n" + rows + "\nAfter the table.\n"
+    chunks = pack(rag6, text, 0, 40)
+    check.packed_whole(text, 0, local_blocks(text), 40, chunks)
+    check.expect([(c.kind, c.section) for c in chunks if c.oversize], [("table", ("Keys", "All"))])
 
 
-def has_sections(chunks, paths):
-    """Some chunk has each heading path of `paths`."""
-    sections = {chunk.section for chunk in chunks}
-    for path in paths:
-        assert path in sections, f"no chunk has the section {path}; they have {sorted(sections)}"
+@pytest.mark.grades("pack_blocks")
+def test_pack_blocks_packs_the_blocks_it_is_given(rag6):
+    text = "alpha beta gamma delta epsilon zeta eta theta\n\niota kappa\n\nlambda mu\n"
+    blocks = [wire.New("Block", ("code", 0, 46, 0, "")), wire.New("Block", ("paragraph", 47, 58, 0, "")),
+              wire.New("Block", ("heading", 59, len(text), 1, "lambda mu"))]
+    chunks = pack(rag6, text, 0, 6, blocks)
+    check.expect([(c.start, c.end, c.kind, c.oversize, tuple(c.section)) for c in chunks],
+                 [(0, 47, "code", True, ()), (47, 59, "text", False, ()),
+                  (59, len(text), "text", False, ("lambda mu",))])
 
 
-@pytest.mark.grades("markdown_chunks")
-def test_front_matter_is_one_chunk_and_sections_carry_paths(rag6):
-    text = (FIXTURES[0].parent / "front-matter.md").read_text(encoding="utf-8")
-    chunks = rag6.markdown_chunks(text, 200)
-    check.markdown_basics(text, chunks, 200)
-    check.blocks_whole(text, chunks, 200)
-    body = text.index("# Install on Linux")
-    check.expect((chunks[0].kind, chunks[0].start, chunks[0].end, chunks[0].text.rstrip()[-3:]),
-                 ("front_matter", 0, body, "---"))
-    has_sections(chunks, [("Install on Linux", "General", "Debian and Ubuntu"),
-                          ("Install on Linux", "General", "Fedora")])
+@pytest.mark.grades("pack_blocks")
+def test_a_paragraph_over_budget_is_cut_at_seams_and_nothing_else(rag6):
+    text = "# Notes\n\n" + " ".join(f"Sentence {n} says a thing." for n in range(20)) + "\n\n```\ncode\n```\n"
+    chunks = pack(rag6, text, 0, 16)
+    check.packed_whole(text, 0, local_blocks(text), 16, chunks)
 
 
-@pytest.mark.grades("chunk_section")
-def test_a_tiny_parent_section_folds_into_its_first_child(rag6):
-    text = (FIXTURES[0].parent / "front-matter.md").read_text(encoding="utf-8")
-    chunks = rag6.markdown_chunks(text, 40)
-    check.markdown_basics(text, chunks, 40)
-    general = [c for c in chunks if "## General" in c.text]
-    assert len(general) == 1, f"{len(general)} chunks hold '## General', expected 1"
-    assert "### Debian and Ubuntu" in general[0].text, (
-        f"{check.name(general[0])} holds '## General', not the '### Debian and Ubuntu' under it")
-    check.expect(general[0].section, ("Install on Linux", "General", "Debian and Ubuntu"))
+@pytest.mark.grades("pack_blocks")
+@given(text=lab_markdown(), max_tokens=st.one_of(st.integers(4, 12), st.integers(4, 120)))
+def test_pack_blocks_property(rag6, text, max_tokens):
+    start = check.body_start(text)
+    check.packed_whole(text, start, local_blocks(text, start), max_tokens, pack(rag6, text, start, max_tokens))
 
 
-@pytest.mark.grades("markdown_chunks")
-def test_a_hash_line_inside_a_fence_is_not_a_heading(rag6):
-    text = (FIXTURES[0].parent / "headings-in-code.md").read_text(encoding="utf-8")
-    chunks = rag6.markdown_chunks(text, 20)
-    check.markdown_basics(text, chunks, 20)
-    check.blocks_whole(text, chunks, 20)
-    check.expect(sorted({c.section for c in chunks}),
-                 [("Real heading",), ("Real heading", "Real subheading")])
-
-
-@pytest.mark.grades("markdown_chunks")
-def test_setext_headings_make_sections(rag6):
-    text = (FIXTURES[0].parent / "setext.md").read_text(encoding="utf-8")
-    chunks = rag6.markdown_chunks(text, 30)
-    check.markdown_basics(text, chunks, 30)
-    check.blocks_whole(text, chunks, 30)
-    has_sections(chunks, [("Install Orbit", "On Linux"), ("Install Orbit", "On macOS")])
-
-
-@pytest.mark.grades("chunk_section")
-def test_an_oversize_table_stays_whole_and_is_flagged(rag6):
-    text = (FIXTURES[0].parent / "forty-row-table.md").read_text(encoding="utf-8")
-    chunks = rag6.markdown_chunks(text, 100)
-    check.markdown_basics(text, chunks, 100)
-    check.nothing_protected_cut(text, chunks)
-    table = (text.index("| key | default |"), text.index("\n", text.index("key.number_39")))
-    oversize = [(c.kind, c.start, c.end) for c in chunks if c.oversize]
-    check.expect([(kind, start <= table[0] and table[1] <= end) for kind, start, end in oversize],
-                 [("table", True)])
-
-
-@pytest.mark.grades("chunk_section")
-def test_an_oversize_fence_in_a_list_after_a_heading_is_flagged_as_code(rag6):
-    text = "# Title\r\n- ```\r\n- item"  # found by the deep profile
-    chunks = rag6.markdown_chunks(text, 4)
-    check.markdown_basics(text, chunks, 4)
-    check.expect([c.kind for c in chunks if c.oversize], ["code"])
-
-
-@pytest.mark.grades("chunk_section")
-def test_an_oversize_indented_code_block_stays_whole_and_is_flagged_as_code(rag6):
-    # Indented code is code, kept whole as a fence is: the given scanner makes it a "code" block.
-    code = "".join(f"    $ orbit job run --name job-{number}\n" for number in range(20))
-    text = "# Steps\n\nRun these:\n\n" + code + "\nAfter the steps. " + "More words here. " * 20
-    chunks = rag6.markdown_chunks(text, 40, 10)
-    check.markdown_basics(text, chunks, 40)
-    check.nothing_protected_cut(text, chunks)
-    block = (text.index(code), text.index(code) + len(code))
-    oversize = [(c.kind, c.start <= block[0] and block[1] <= c.end) for c in chunks if c.oversize]
-    check.expect(oversize, [("code", True)])
-
-
-@pytest.mark.grades("markdown_chunks")
-def test_overlap_never_starts_inside_a_table_or_fence(rag6):
-    text = (FIXTURES[0].parent / "forty-row-table.md").read_text(encoding="utf-8")
-    text = text.replace("After the table.", "After the table. " + "More words here. " * 40)
-    chunks = rag6.markdown_chunks(text, 60, 20)
-    check.markdown_basics(text, chunks, 60)
-    check.nothing_protected_cut(text, chunks)
-    check.blocks_whole(text, chunks, 60, 20)
-
-
-@pytest.mark.grades("chunk_section")
-@pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"], ids=["LF", "CRLF", "CR"])
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
-def test_fixtures_against_a_real_markdown_parser(rag6, path, line_end):
-    text = fixture_text(path, line_end)
-    for max_tokens, overlap in ((8, 0), (16, 4), (64, 16), (400, 0)):
-        chunks = rag6.markdown_chunks(text, max_tokens, overlap)
-        check.markdown_basics(text, chunks, max_tokens)
-        check.nothing_protected_cut(text, chunks)
-
-
-@pytest.mark.grades("chunk_section")
-@pytest.mark.parametrize(
-    "text, max_tokens",
-    [
-        # Heading and list came out over budget together, and mending them word
-        # by word cut between the list marker and the fence.
-        ("# Title\r\n- ```\r\n# Title", 5),
-        # A form feed is text, not blank: the first line is a paragraph, so the
-        # HTML tag under it does not start a block, and the fence after it does.
-        ("\x0c\n</script>\n```\x0c\n# Title\n# Title", 4),
-        # The same in a list item: its form feed is a paragraph the tag continues.
-        ("- \x0c\n</script>\n~~~~ toml\n# Title", 4),
-        # An unclosed fence in the last list item runs over the blank lines after it.
-        ("\n- ```\n \n ", 4),
-        # So does one in a nested item.
-        ("- a\n  - ```\n    x\n\n\n\nafter\n", 4),
-        # Indented code in an item, after a blank line: 4 columns past the item's content.
-        ("- Install:\n\n      $ apt install orbit\n      $ orbit init\n\n- Done.\n", 4),
-        # A lazy line after a fence in an item is no part of the item: the fence is closed above it.
-        ("- a\n  ```\n  x y z\n  ```\nnot lazy\n\n    code at the top\n    more\n", 4),
-    ],
-    ids=["fence in a list under a heading", "form feed line", "form feed item",
-         "unclosed fence in a list", "unclosed fence in a nested list", "indented code in an item",
-         "no lazy line after a fence"],
-)
-def test_cases_found_by_the_deep_profile_and_fuzzing(rag6, text, max_tokens):
-    chunks = rag6.markdown_chunks(text, max_tokens)
-    check.markdown_basics(text, chunks, max_tokens)
-    check.nothing_protected_cut(text, chunks)
-
+# ---- markdown_chunks ----------------------------------------------------------------------------
 
 @pytest.mark.grades("markdown_chunks")
 @pytest.mark.parametrize("args, expected", check.edge_calls("# a"))
@@ -228,34 +125,39 @@ def test_empty_text_and_bad_parameters(rag6, args, expected):
     check.answers(rag6.markdown_chunks, args, expected)
 
 
-# (max_tokens, overlap): overlap up to half the budget
-windows = budgets.flatmap(lambda max_tokens: st.tuples(st.just(max_tokens), st.integers(0, max_tokens // 2)))
+@pytest.mark.grades("markdown_chunks")
+def test_front_matter_and_its_blank_lines_are_a_chunk_of_their_own(rag6):
+    text = "---\ntitle: Orbit\n---\n\n# Install\n\nRun it.\n"
+    chunks = rag6.markdown_chunks(text, 50)
+    check.markdown_basics(text, chunks, 50)
+    check.expect([(c.kind, c.start, c.end, tuple(c.section)) for c in chunks],
+                 [("front_matter", 0, 22, ()), ("text", 22, len(text), ("Install",))])
 
 
 @pytest.mark.grades("markdown_chunks")
-@given(text=st.one_of(markdown_text, any_text, lined_text), window=windows)
-@example(text="Before you start:\n1. back up\n2. stop it\n\nThen upgrade.\n", window=(10, 0))  # a list, whole
-def test_property_lossless_in_budget_nothing_protected_cut(rag6, text, window):
-    max_tokens, overlap = window
-    chunks = rag6.markdown_chunks(text, max_tokens, overlap)
-    check.markdown_basics(text, chunks, max_tokens)
-    check.nothing_protected_cut(text, chunks)
-    check.blocks_whole(text, chunks, max_tokens, overlap)
-    check.same_again(rag6.markdown_chunks(text, max_tokens, overlap), chunks)
-
-
-@pytest.mark.grades("chunk_section")
-@given(text=markdown_page, max_tokens=budgets, data=st.data())
-def test_property_pages_keep_fences_and_tables_whole(rag6, text, max_tokens, data):
-    # Tilde and long fences, some never closed; tables with and without outer
-    # pipes; indented code; all of these in lists and quotes, lazy lines after
-    # them; setext headings; link definitions; front matter.
-    overlap = data.draw(st.integers(0, max_tokens // 2))
-    chunks = rag6.markdown_chunks(text, max_tokens, overlap)
-    check.markdown_basics(text, chunks, max_tokens)
-    check.nothing_protected_cut(text, chunks)
+@pytest.mark.parametrize("max_tokens, overlap", [(4, 0), (12, 4), (40, 10), (300, 30)])
+def test_markdown_chunks_on_the_page(rag6, max_tokens, overlap):
+    chunks = rag6.markdown_chunks(PAGE, max_tokens, overlap)
+    check.markdown_basics(PAGE, chunks, max_tokens)
+    check.nothing_protected_cut(PAGE, chunks)
+    check.blocks_whole(PAGE, chunks, max_tokens, overlap)
 
 
 @pytest.mark.grades("markdown_chunks")
 def test_markdown_chunks_keep_every_ending(rag6):
     check.every_ending(lambda text: check.markdown_basics(text, rag6.markdown_chunks(text, 16), 16))
+
+
+# ---- verify -------------------------------------------------------------------------------------
+
+@pytest.mark.grades("verify")
+@pytest.mark.parametrize("cuts", [[], [3], [4], [6]])
+def test_verify_on_a_fence_never_closed(rag6, cuts):
+    text = "Intro.\n\n~~~\ncode\n\n| a |\n|---|\n"
+    check.verify_judged(rag6.verify, text, check.line_chunks(text, cuts))
+
+
+@pytest.mark.grades("verify")
+@pytest.mark.parametrize("cuts", [[], [5], [7], [8], [10], [12], [13], [17], [26], [2, 9], [6, 11], [14, 22]])
+def test_verify_on_the_page(rag6, cuts):
+    check.verify_judged(rag6.verify, PAGE, check.line_chunks(PAGE, cuts))

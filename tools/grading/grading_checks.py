@@ -20,7 +20,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import NamedTuple
 
-from markdown_oracle import FRONT_MATTER, cuts, headings, indented_code_cuts, top_blocks, whole_blocks
+from markdown_oracle import (
+    FRONT_MATTER, cuts, headings, indented_code_cuts, protected_regions, top_blocks, whole_blocks,
+)
 
 from academy_llm import (
     Chunk,
@@ -262,6 +264,172 @@ def blocks_whole(text: str, chunks, max_tokens: int, overlap: int = 0) -> None:
                 f"a chunk ends at {inside[0]}, inside the {kind.replace('_', ' ')} at [{start}, {end}) "
                 f"{short(text[start:end], 30)}, which fits in {budget} tokens: a block that fits is never cut")
 
+
+# ---- rag6's reader, packer and verify, judged by a real parser -----------------------------
+
+LINE_END = re.compile(r"\r\n|\r|\n|\Z")
+PARSER_KINDS = {"heading": "heading", "paragraph": "paragraph", "fence": "code", "code_block": "code",
+                "table": "table", "bullet_list": "list", "ordered_list": "list", "blockquote": "quote"}
+
+
+def parser_blocks(text: str, start: int = 0) -> list:
+    """[(kind, start, end, level, title)] of the top-level blocks of text[start:] as markdown-it-py reads
+    them (front matter aside), in rag6's kinds; `end` just after its last line's break (blank lines after it
+    left out), as rag6's Block has it; a heading's level
+    and title, 0 and "" for any other block."""
+    titles = iter([(start_, int(level), title) for start_, level, title in heading_titles(text)])
+    found = []
+    for kind, block_start, block_end in top_blocks(text):
+        if kind == "front_matter" or block_start < start:
+            continue
+        level, title = 0, ""
+        if kind == "heading":
+            _, level, title = next(item for item in titles if item[0] == block_start)
+        if kind != "fence":  # a fence never closed holds the blank lines to the end; a parser's list holds
+            block_end = block_start + len(text[block_start:block_end].rstrip())  # blank lines after it too
+        block_end = LINE_END.search(text, block_end).end()  # just after that line's break
+        found.append((PARSER_KINDS.get(kind, kind), block_start, block_end, level, title))
+    return found
+
+
+def heading_titles(text: str) -> list:
+    """[(start, level, title)] of the page's top-level headings, as markdown-it-py reads them."""
+    from markdown_oracle import _parsed
+
+    lines, tokens = _parsed(text)
+    return [(lines[opening.map[0]][0], int(opening.tag[1]), inline.content.strip())
+            for opening, inline in zip(tokens, tokens[1:])
+            if opening.type == "heading_open" and opening.level == 0 and opening.map]
+
+
+def body_start(text: str) -> int:
+    """Where a page's body starts: after its front matter and the blank lines after it; 0 if none."""
+    match = FRONT_MATTER.match(text)
+    return 0 if not match else re.compile(r"(?:[ \t]*(?:\r\n|\r|\n))*").match(text, match.end()).end()
+
+
+def block_fields(text: str, start: int = 0) -> list:
+    """(kind, start, end, level, title) of the parser's blocks of text[start:], each `end` just after its
+    last line's break: the fields of the Blocks pack_blocks is given."""
+    return parser_blocks(text, start)
+
+
+def line_chunks(text: str, cuts) -> list:
+    """Chunks of `text` cut at the starts of its lines numbered `cuts` (those past its end left out)."""
+    starts = [0] + [match.end() for match in re.finditer(r"\r\n|\r|\n", text)]
+    edges = sorted({0, len(text), *(starts[n] for n in cuts if n < len(starts))})
+    return [Chunk(text[s:e], s, e, count_tokens(text[s:e])) for s, e in zip(edges, edges[1:])]
+
+
+class BlockRecord(NamedTuple):
+    """A Block as the grader reads one: the fields of the lab's Block."""
+
+    kind: str
+    start: int
+    end: int
+    level: int = 0
+    title: str = ""
+
+
+def blocks_as_parsed(text: str, start: int, blocks) -> None:
+    """rag6's read_blocks: the Blocks of text[start:] are the parser's, kind, span (up to the last line
+    break), level and title."""
+    got = []
+    for block in blocks:
+        try:
+            kind, begin, end = block.kind, int(block.start), int(block.end)
+            level, title = int(getattr(block, "level", 0) or 0), str(getattr(block, "title", "") or "")
+        except (AttributeError, TypeError, ValueError):
+            raise AssertionError(f"read_blocks returned {short(block)}, not a Block(kind, start, end, level, title)")
+        got.append((kind, begin, end, level, title))
+    expected = parser_blocks(text, start)
+    if got != expected:
+        raise AssertionError(f"blocks {first_difference(got, expected)} of {short(text[start:], 40)}")
+
+
+def block_path_at(blocks, position: int) -> tuple:
+    """The heading path (titles) in effect at `position`, from the Blocks before it."""
+    path = ()
+    for block in blocks:
+        if block.start > position:
+            break
+        if block.kind == "heading":
+            path = tuple(entry for entry in path if entry[0] < block.level) + ((block.level, block.title),)
+    return tuple(title for _, title in path)
+
+
+def packed_whole(text: str, start: int, blocks, max_tokens: int, chunks) -> None:
+    """rag6's pack_blocks on the `blocks` it was given (not read again: a block given as a table is
+    one): the chunks tile text[start:] exactly with true counts; every boundary falls between blocks or
+    inside a block too big for the budget that is neither code nor table; a heading starts a chunk;
+    a chunk is in budget, or one code block or table over it (the heading right above it allowed),
+    flagged and of its kind; each chunk's section is its blocks' heading path; and packing is
+    greedy: a chunk and the block after it that together fit are one chunk."""
+    chunks = are_chunks(chunks)
+    at = start
+    for chunk in chunks:
+        assert chunk.start == at, (f"{name(chunk)} starts at {chunk.start}; the chunks tile the text from {start}, "
+                                   f"so one starting at {at} was expected")
+        at = chunk.end
+    assert at == len(text), f"the chunks end at {at}, the text at {len(text)}: [{at}, {len(text)}) is in no chunk"
+    true_counts(chunks)
+    if not blocks:
+        return
+    bounds = [start] + [block.start for block in blocks[1:]] + [len(text)]
+    units = list(zip(blocks, bounds, bounds[1:]))
+    unit_of = {begin: (block, end) for block, begin, end in units}
+    chunk_starts = {chunk.start for chunk in chunks}
+    for block, begin, end in units:
+        tokens = count_tokens(text[begin:end])
+        protected = block.kind in ("code", "table")
+        inside = [c.start for c in chunks if begin < c.start < end]
+        if inside and (protected or tokens <= max_tokens):
+            raise AssertionError(f"a chunk starts at {inside[0]}, inside the {block.kind} at [{begin}, {end}) "
+                                 f"{short(text[begin:end], 30)}, which {'is never cut' if protected else 'fits'}")
+        if block.kind == "heading" and begin not in chunk_starts:
+            raise AssertionError(f"the heading {short(block.title)} at {begin} does not start a chunk")
+    for number, chunk in enumerate(chunks):
+        held = [(block, begin, end) for block, begin, end in units if chunk.start <= begin < chunk.end]
+        if chunk.oversize:
+            body = [unit for unit in held if unit[0].kind != "heading"]
+            ok = (len(body) == 1 and body[0][0].kind in ("code", "table") and chunk.kind == body[0][0].kind
+                  and chunk.end == body[0][2] and len(held) <= 2 and held[0][1] == chunk.start
+                  and count_tokens(text[body[0][1]:body[0][2]]) > max_tokens)
+            assert ok, (f"{name(chunk)} is flagged oversize: only one code block or table over budget, alone "
+                        f"(the heading above it allowed), may be")
+        else:
+            assert chunk.n_tokens <= max_tokens, f"{name(chunk)} holds {chunk.n_tokens} tokens > {max_tokens}"
+        section = tuple(chunk.section) if isinstance(chunk.section, (list, tuple)) else chunk.section
+        expected = block_path_at(blocks, max(chunk.start, start))
+        assert section == expected, f"{name(chunk)} has the section {short(section)}, not {short(expected)}"
+        later = chunks[number + 1] if number + 1 < len(chunks) else None
+        if later is None or chunk.oversize or later.oversize or later.start not in unit_of:
+            continue
+        block, end = unit_of[later.start]
+        if block.kind == "heading" or count_tokens(text[later.start:end]) > max_tokens:
+            continue
+        if count_tokens(text[chunk.start:end]) <= max_tokens:
+            raise AssertionError(f"{name(chunk)} and the {block.kind} after it fit together in {max_tokens} "
+                                 f"tokens: pack them")
+
+
+def verify_judged(verify, text: str, chunks) -> None:
+    """rag6's verify: it raises ValueError when, and only when, a chunk starts or ends strictly inside a
+    fence or table as markdown-it-py reads them (chunks here start and end at line starts). Asked about
+    `chunks`, and, so that no constant answer passes, about the text in one chunk and, for each fence or
+    table of two lines or more the parser finds, about chunks cut after its first line."""
+    line_starts = [0] + [match.end() for match in re.finditer(r"\r\n|\r|\n", text)]
+    inside = [next((number for number, at in enumerate(line_starts) if start < at < end), None)
+              for _, start, end in protected_regions(text)]
+    for asked in (chunks, line_chunks(text, []), *(line_chunks(text, [number]) for number in inside if number)):
+        cut = cuts(text, asked)
+        try:
+            verify(text, asked)
+        except ValueError:
+            assert cut, f"verify raised ValueError, yet no chunk cuts a fence or table of {short(text, 40)}"
+            continue
+        assert not cut, (f"verify passed chunks {spans(asked)[:4]}, yet a chunk edge at {cut[0][3]} cuts the "
+                         f"{'fence' if cut[0][0] == 'fence' else 'table'} at [{cut[0][1]}, {cut[0][2]})")
 
 # ---- every ending a page may have -----------------------------------------------------
 

@@ -15,8 +15,7 @@ every function here has a hidden test drawn from the grading seed.
 POINTS = {
     "rag4": {"word_windows": 5, "token_windows": 5},
     "rag5": {"split_at_seams": 3, "pack": 2, "add_overlap": 2, "recursive_chunks": 3},
-    "rag6": {"fence_opening": 1, "closes_fence": 1, "atx_heading": 1, "is_table_start": 1,
-             "enter_section": 1, "chunk_section": 4, "markdown_chunks": 1},
+    "rag6": {"read_blocks": 3, "pack_blocks": 3, "markdown_chunks": 2, "verify": 2},
     "rag7": {"make_header": 2, "header_chunks": 5, "with_table_rows": 3},
     "rag8": {"recall_at_k": 2, "mrr_at_k": 1, "coverage_at_k": 2, "precision_and_iou": 2, "paired_bootstrap": 3},
     "rag9": {"window_texts": 1, "neighbour_distances": 1, "breakpoints": 2, "best_cuts": 3,

@@ -3,304 +3,371 @@
 #
 # Documentation is not a stream of sentences. It has **structure**: sections
 # under headings, code blocks, tables, lists. rag5's splitter sees only seams
-# of whitespace, so it will happily cut a table between two rows or a code
-# block between two lines, and a chunk that starts halfway down a table has
-# lost the header row that says what its numbers mean.
+# of whitespace, so it will cut a table between two rows or a code block
+# between two lines, and a chunk that starts halfway down a table has lost the
+# header row that says what its numbers mean.
 #
-# This lab chunks structure first, size second:
+# This lab chunks structure first, size second. You write all of it:
 #
-# 1. find the **blocks**: headings, fenced code, tables, lists, paragraphs...;
-# 2. group blocks into **sections**, each with its heading path, such as
-#    `("Install", "On Linux")`;
-# 3. pack each section's blocks up to the budget with rag5's machinery, never
-#    cutting inside a fenced block or a table. One that alone is over budget
-#    becomes its own chunk, flagged `oversize`;
-# 4. keep the **front matter** (the `---` block of metadata at the top of many
-#    documentation pages) as a chunk of its own.
+# 1. `read_blocks`: read the page's body, line by line, into **blocks**:
+#    headings, code (fenced or indented), tables, lists, quotes, paragraphs;
+# 2. `pack_blocks`: pack **whole blocks** into chunks, each under its heading
+#    path such as `("Install", "On Linux")`: a boundary falls only between
+#    blocks, and a code block or table too big for the budget stands alone,
+#    flagged `oversize`;
+# 3. `markdown_chunks`: the two together, with the front matter (the `---`
+#    block of metadata atop a page) as a chunk of its own;
+# 4. `verify`: a check that finds the fences and tables again from the text
+#    alone, with code of its own, and fails on any chunk that cuts one.
 #
-# You write the rules that recognise Markdown (`atx_heading`,
-# `fence_opening`, `closes_fence`, `is_table_start`), the heading path
-# (`enter_section`), the packing of a section (`chunk_section`) and the entry
-# point (`markdown_chunks`). The rest is given, for you to read:
-# `labkit/markdown.py` reads Markdown's other blocks (lists, quotes, HTML,
-# setext headings) with your four rules, and `labkit/markdown_chunking.py`
-# joins your functions (sections, big blocks cut at seams, overlap).
-
+# Your reader covers the Markdown of the course's pages. Then the lab runs it
+# on real files from open-source projects, beside the course's own reader, and
+# counts where a hand-written reader breaks.
 
 # %%
 import re
 
-from academy_llm import DATASETS, check_text_and_window, embed, top_k
-from labkit import Case, Invariants, answer_span, load_lab, returns, run_lab, view_chunks
-from labkit.retrieval import compare_retrieval  # given: recall@5 by kind of question over the corpus
-from labkit import markdown_chunking as given  # given: sections, pieces, overlap, the report
-from labkit.markdown import (  # given: reading Markdown (see its docstring)
-    PROTECTED, Recognisers, Scanner, cut_regions, indent_of, is_delimiter_row, markdown_cases,
-    regions_to_keep_whole, table_cells,
+from academy_llm import check_text_and_window, corpus_pages, make_chunk
+from labkit import load_lab, run_lab, view_chunks
+from labkit.explorer_widget import show_explorer  # given: the chunk explorer, in a notebook
+from labkit.lessons import rag6 as lesson  # given: the page, the real files, the checks
+from labkit.lessons.dial import dial_report  # given: recall with its interval for each value of a dial
+from labkit.lessons.rag6 import PAGE, QUESTION, ANSWER, Block, with_overlap
+from labkit.markdown import body_start_of, is_delimiter_row, split_lines
+from labkit.markdown import (  # noqa: F401 (unused here: rag7, rag8 and rag10 take them from rag6)
+    TRICKY_MARKDOWN, TrickyMarkdown, check_markdown_chunks, front_matter, with_every_line_end,
 )
-from labkit.markdown import (  # noqa: F401 (unused here: rag7, rag8, rag10 and the tests take them from rag6)
-    TRICKY_MARKDOWN, TrickyMarkdown, body_start_of, check_markdown_chunks, front_matter, iter_lines,
-    split_lines, with_every_line_end,
-)
-from labkit.markdown_chunking import front_matter_chunk
+from labkit.markdown_chunking import RobustMarkdown, front_matter_chunk, scan_blocks  # noqa: F401 (rag7, rag10)
+from labkit.notebook import in_notebook
+from labkit.seams import packing_budget
+from labkit.token_index import TokenIndex
 
-rag5 = load_lab("rag5")  # TokenIndex, split_at_seams, pack, mend, packing_budget
+rag5 = load_lab("rag5")  # your split_at_seams, for a paragraph or list too big for the budget
+robust = RobustMarkdown(rag5)  # given: the course's chunker for real documents (labkit/markdown_chunking.py)
+robust_markdown_chunks = robust.markdown_chunks
+read_document, section_chunks = robust.read_document, robust.section_chunks  # rag7 builds on them
+
+# Given, one sentence each:
+# - split_lines(text, start) gives the lines of text[start:], each a Line(start, end, text): `end` is after
+#   its line break, `text` without it;
+# - body_start_of(text) is where the body starts: 0, or just after the front matter and its blank lines;
+# - is_delimiter_row(line) is True for a table's delimiter row such as `|---|:--:|` or `--- | ---`;
+# - Block(kind, start, end, level=0, title="") is a block: `end` is after its last line's break;
+# - TokenIndex(text) counts any slice of a text tokenized once: index.count(start, end);
+# - with_overlap(text, chunks, max_tokens, overlap, index) lets each chunk reach back into the one before,
+#   within its section, never into a code block or table (rag5's overlap, kept out of what must stay whole).
 
 # %% [markdown]
-# ## 1. Recognising Markdown
+# ## 1. Read the body into blocks
 #
-# Markdown is defined line by line; `split_lines` gives each line with its
-# offsets in the text (`line.start`, `line.end`) and its `text`. CommonMark's
-# rules, in the small:
+# Markdown is read line by line. A blank line ends most blocks. Which block
+# a line starts is told by its first characters:
 #
-# - An **ATX heading** is 1-6 `#` then a space (or nothing): `## Install`.
-#   Optional closing `#`s are not part of the title.
-# - A **fence** opens with 3 or more backticks or tildes (up to 3 spaces of
-#   indent). It closes at a line of the *same* character, at least as long,
-#   with nothing after it but spaces. So a ```` block can hold ``` lines,
-#   and a `#` line inside a fence is code, not a heading. A fence that is
-#   never closed runs to the end of the document.
-# - A **table** (GitHub's flavour) is a header row with a `|`, followed by a
-#   delimiter row such as `|---|:--:|` or `--- | ---`, with as many cells.
-#   Leading and trailing pipes are optional.
-
+# - `#` to `######` then a space: a **heading** (`## Install ##`: level 2, title
+#   `Install`; closing `#`s are not part of the title);
+# - three or more backticks or tildes: a **fence**, code up to a line of the
+#   same character at least as long (or to the end of the page); a `#` line
+#   inside is code, not a heading. A line indented four spaces or a tab, after
+#   a blank line, is **indented code**, up to the next line that is not;
+# - a row holding `|` followed by a delimiter row (`|---|---|`): a **table**;
+# - `-`, `*`, `+` or `1.` then a space: a **list**, which runs on over blank
+#   lines while its lines are indented; `>`: a **quote**;
+# - anything else: a **paragraph**, up to a blank line or a line that starts
+#   another block.
 
 # %%
-ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*)$")  # groups: the #s, the rest of the line
-CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
-FENCE_OPENING = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")  # groups: the fence, the rest of the line
-FENCE_CLOSING = re.compile(r"^ {0,3}(`+|~+)[ \t]*$")  # group: the fence
+FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")  # group: the fence
+HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)")
+LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+QUOTE = re.compile(r" {0,3}>")
+NESTED_FENCE = re.compile(r"[ \t]*(?:`{3,}|~{3,})")
 
 
-def atx_heading(text):
-    """(level, title) if `text` is an ATX heading such as '## Install ##', else None."""
-    match = ATX_HEADING.match(text)
-    if match is None:
-        return None
-    hashes, rest = match.groups()
-    return len(hashes), CLOSING_HASHES.sub("", rest).strip()
+def read_blocks(text, start=0):
+    """The Blocks of text[start:], in order; blank lines between blocks belong to none.
 
-
-def fence_opening(text):
-    """(char, length) if `text` opens a fenced code block, else None."""
-    match = FENCE_OPENING.match(text)
-    if match is None:
-        return None
-    fence, info = match.groups()
-    if fence[0] == "`" and "`" in info:  # inline code such as ```a`b, not a fence
-        return None
-    return fence[0], len(fence)
-
-
-def closes_fence(text, char, length):
-    """True if `text` closes a fence opened with `length` times `char`."""
-    match = FENCE_CLOSING.match(text)
-    return bool(match) and match.group(1)[0] == char and len(match.group(1)) >= length
-
-
-def is_table_start(lines, i):
-    """True if lines[i] is a table's header row (lines[i + 1] being its delimiter row)."""
-    if i + 1 >= len(lines):
-        return False
-    header, delimiter = lines[i].text, lines[i + 1].text
-    return ("|" in header and indent_of(header) < 4 and is_delimiter_row(delimiter)
-            and len(table_cells(header)) == len(table_cells(delimiter)))
-
-
-def scan_blocks(lines):
-    """The blocks of `lines`, in order, read by the given scanner with the four rules above
-    (looked up at each call, so a rule redefined in a notebook is the one used)."""
-    return Scanner(Recognisers(fence_opening, closes_fence, atx_heading, is_table_start)).scan(lines)
-
-
-# %% [markdown]
-# ## 2. Sections and heading paths
-#
-# Each heading opens a section. Its **heading path** is the chain of headings
-# above it: under `# Install`, `## On Linux` has the path
-# `("Install", "On Linux")`; a later `## On macOS` replaces `On Linux`, and a
-# later `# Upgrade` starts afresh. The path says what a chunk is *about*,
-# even when its text never says it (rag7 puts it to work). The given
-# `sections_of` calls `enter_section` at each heading, and folds a section with
-# almost no body (one line under `## General`) into the child that follows it.
-
-
-# %%
-def enter_section(path, level, title):
-    """The heading path after a heading of `level` (1-6) titled `title`.
-
-    `path` holds (level, title) pairs from the outermost heading in.
+    kind is "heading" (with its level and title), "code", "table", "list",
+    "quote" or "paragraph"; a block's `end` is just after its last line's break.
     """
-    return (*(entry for entry in path if entry[0] < level), (level, title))
+    lines = split_lines(text, start)
+    count = len(lines)
+
+    def blank(k):
+        return not lines[k].text.strip()
+
+    def opens_fence(s):
+        found = re.match(r" {0,3}(`{3,}|~{3,})", s)
+        return found.group(1) if found else None
+
+    def heading_of(s):
+        found = re.match(r" {0,3}(#{1,6})(?:[ \t]+(.*))?$", s)
+        if found is None:
+            return None
+        title = (found.group(2) or "").strip()
+        title = re.sub(r"(?:^|[ \t])#+[ \t]*$", "", title).strip()
+        return len(found.group(1)), title
+
+    def item(s):
+        return re.match(r" {0,3}(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]|$)", s) is not None
+
+    def quoted(s):
+        return re.match(r" {0,3}>", s) is not None
+
+    def indented(s):
+        return s.startswith("\t") or s.startswith("    ")
+
+    result = []
+    k = 0
+    while k < count:
+        if blank(k):
+            k += 1
+            continue
+        line = lines[k].text
+        first = k
+        fence = opens_fence(line)
+        head = heading_of(line)
+        if fence is not None:
+            k += 1
+            closing = re.compile(" {0,3}" + re.escape(fence[0]) + "{%d,}[ \t]*$" % len(fence))
+            while k < count and not closing.match(lines[k].text):
+                k += 1
+            last = min(k, count - 1)
+            result.append(Block("code", lines[first].start, lines[last].end))
+            k = last + 1
+            continue
+        if indented(line):
+            last = k
+            k += 1
+            while k < count and (blank(k) or indented(lines[k].text)):
+                if not blank(k):
+                    last = k
+                k += 1
+            result.append(Block("code", lines[first].start, lines[last].end))
+            k = last + 1
+            continue
+        if head is not None:
+            result.append(Block("heading", lines[k].start, lines[k].end, head[0], head[1]))
+            k += 1
+            continue
+        if "|" in line and k + 1 < count and is_delimiter_row(lines[k + 1].text):
+            kind = "table"
+        elif item(line):
+            kind = "list"
+        elif quoted(line):
+            kind = "quote"
+        else:
+            kind = "paragraph"
+        last = k
+        k += 1
+        while True:
+            gap = k
+            if kind == "list":
+                while k < count and blank(k):
+                    k += 1
+            if k >= count or blank(k):
+                break
+            s = lines[k].text
+            if kind == "list":
+                stops = (re.match(r"[ \t]*(`{3,}|~{3,})", s) is not None or heading_of(s) is not None
+                         or quoted(s) or (k > gap and not s.startswith(("  ", "\t")) and not item(s)))
+            else:
+                stops = (opens_fence(s) is not None or heading_of(s) is not None
+                         or (kind != "quote" and quoted(s)) or (kind != "list" and item(s)))
+            if stops:
+                break
+            last = k
+            k += 1
+        result.append(Block(kind, lines[first].start, lines[last].end))
+        k = last + 1
+    return result
 
 
 # %% [markdown]
-# ## 3. Packing a section without cutting what must stay whole
+# ## 2. Pack whole blocks under their heading path
 #
-# Within a section, each block is a piece if it fits the budget. A paragraph,
-# list or quote too big is split at rag5's seams, never inside a fence or table
-# nested in it. A fenced block or table too big stays whole, a chunk of its
-# own flagged `oversize`: cut between rows, every chunk after the first would
-# lose the header row that names its columns (rag7 cuts tables into rows that
-# keep it). A heading never ends a chunk: it is glued to the piece after it.
-# The given `pieces_of` makes these pieces; you pack them greedily, as in rag5,
-# and read each chunk's count from the index.
+# Each block is a unit: it runs to the next block's start, the blank lines
+# after it with it, so the chunks tile the body. Packing is rag5's greedy
+# packing, with three rules of its own: a chunk holds blocks of **one section**
+# (a heading starts a new chunk, and the chunk's `section` is its heading
+# path, the titles of `# Install` then `## On Linux`); a boundary falls only
+# **between blocks**, so a paragraph or list too big for the budget is the one
+# block cut, at rag5's seams; and a **code block or table** too big stays
+# whole, a chunk of its own flagged `oversize` (cut between rows, every chunk
+# after the first would lose the header row that names its columns).
 
 
 # %%
-def chunk_section(text, section, max_tokens, index, regions):
-    """(start, end, tokens) chunks of one section, within max_tokens unless one whole piece."""
-    from bisect import bisect_left  # the lab imports no bisect of its own
+def pack_blocks(text, start, blocks, max_tokens, index):
+    """Chunks tiling text[start:], whole blocks packed greedily within max_tokens.
 
-    pieces = pieces_of(text, section, max_tokens, index, regions)
-    piece_starts = [piece.start for piece in pieces]
-    packed = rag5.pack([(piece.start, piece.end) for piece in pieces], [piece.tokens for piece in pieces],
-                       max_tokens)
-
-    def exact(start, end):
-        n_tokens = index.count(start, end)
-        if n_tokens <= max_tokens:
-            return [(start, end, n_tokens)]
-        held = pieces[bisect_left(piece_starts, start) : bisect_left(piece_starts, end)]
-        return repack_exactly(text, held, max_tokens, index, regions)
-
-    return [chunk for start, end in packed for chunk in exact(start, end)]
-
-
-def pieces_of(text, section, budget, index, regions):
-    """The Pieces tiling a section, big blocks cut at rag5's seams (given: labkit/markdown_chunking.py)."""
-    return given.pieces_of(text, section, budget, index, regions, rag5.split_at_seams)
-
-
-def repack_exactly(text, pieces, max_tokens, index, regions):
-    """(start, end, tokens) chunks of `pieces` packed again, counting exactly (given, as above)."""
-    return given.repack_exactly(text, pieces, max_tokens, index, regions, rag5.mend)
+    Block k runs to block k + 1's start (the first from `start`, the last to
+    the end). A chunk's `section` is the tuple of titles of the headings it sits
+    under; a heading starts a new chunk. A paragraph, list or quote over budget
+    is cut at rag5's seams (rag5.split_at_seams); a code block or table over
+    budget is a chunk of its own (with the heading just above it, if that heading
+    is alone in its chunk), of its kind ("code" or "table"), oversize=True.
+    Other chunks are of kind "text". `index` is the text's TokenIndex.
+    """
+    if len(blocks) == 0:
+        if start < len(text):
+            return [make_chunk(text, start, len(text), index.count(start, len(text)))]
+        return []
+    headings = []  # (level, title) open
+    out = []
+    lone_heading = False
+    for number, block in enumerate(blocks):
+        begin = start if number == 0 else block.start
+        finish = blocks[number + 1].start if number + 1 < len(blocks) else len(text)
+        if block.kind == "heading":
+            while headings and headings[-1][0] >= block.level:
+                headings.pop()
+            headings.append((block.level, block.title))
+        section = tuple(title for level, title in headings)
+        size = index.count(begin, finish)
+        if size > max_tokens and block.kind in ("code", "table"):
+            if lone_heading:
+                begin = out.pop().start
+                size = index.count(begin, finish)
+            out.append(make_chunk(text, begin, finish, size, section=section, kind=block.kind, oversize=True))
+            lone_heading = False
+            continue
+        if size <= max_tokens:
+            spans = [(begin, finish)]
+        else:
+            spans = []
+            for a, b in rag5.split_at_seams(text, begin, finish, max_tokens, index):
+                if index.count(a, b) <= max_tokens:
+                    spans.append((a, b))
+                else:
+                    spans.extend(rag5.mend(text, a, b, max_tokens))
+        for a, b in spans:
+            can_join = (len(out) > 0 and block.kind != "heading" and not out[-1].oversize
+                        and out[-1].section == section)
+            if can_join:
+                together = index.count(out[-1].start, b)
+                if together <= max_tokens:
+                    out[-1] = make_chunk(text, out[-1].start, b, together, section=section)
+                    lone_heading = False
+                    continue
+            out.append(make_chunk(text, a, b, index.count(a, b), section=section))
+            lone_heading = block.kind == "heading" and len(spans) == 1
+    return out
 
 
 # %% [markdown]
-# ## 4. The whole document
+# ## 3. The whole page
 #
-# `markdown_chunks` reads the document once (tokens, blocks, sections, the
-# regions of fences and tables), keeps any front matter as a chunk of its own,
-# then chunks section after section. As in rag5, overlap reaches back into the
-# chunk before, in the same section, by up to `overlap` tokens, from a word; a
-# point inside a fence or table moves on to its end (overlap may repeat a whole
-# table, never half of one). An oversize chunk gets none.
+# `markdown_chunks` checks its arguments as every chunker of the course does,
+# tokenizes the page once, keeps the front matter as a chunk of its own, reads
+# the body's blocks and packs them. Packing aims at `packing_budget`, below
+# `max_tokens`, to leave room for the overlap the given `with_overlap` adds.
 
 
 # %%
 def markdown_chunks(text, max_tokens, overlap=0):
-    """Chunks of a Markdown document: sections first, then size; fences and tables never cut."""
+    """Chunks of a Markdown page: front matter apart, then whole blocks by section; every chunk
+    an exact slice within max_tokens, but for a code block or table (or front matter) alone."""
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
-    if not text:
+    if text == "":
         return []
-    document = read_document(text, max_tokens, overlap)
-    chunks = [front_matter_chunk(text, document.body_start, max_tokens, document.index)] if document.body_start else []
-    for section in document.sections:
-        chunks += section_chunks(text, section, max_tokens, overlap, document.index, document.regions)
-    return chunks
-
-
-def read_document(text, max_tokens, overlap):
-    """`text` tokenized and scanned once, its sections made with enter_section (given, as above)."""
-    index = rag5.TokenIndex(text)
-    budget = rag5.packing_budget(max_tokens, overlap, index)
-    return given.read_document(text, budget, index, scan_blocks, enter_section)
-
-
-def section_chunks(text, section, max_tokens, overlap, index, regions):
-    """The Chunks of one section: packed by chunk_section, then overlapped (given, as above)."""
-    packed = chunk_section(text, section, rag5.packing_budget(max_tokens, overlap, index), index, regions)
-    return given.section_chunks(text, section, packed, max_tokens, overlap, index, regions)
+    index = TokenIndex(text)
+    body = body_start_of(text)
+    blocks = read_blocks(text, body)
+    packed = pack_blocks(text, body, blocks, packing_budget(max_tokens, overlap, index), index)
+    overlapped = with_overlap(text, packed, blocks, max_tokens, overlap, index)
+    if body == 0:
+        return overlapped
+    return [front_matter_chunk(text, body, max_tokens, index)] + overlapped
 
 
 # %% [markdown]
-# ## 5. Try it on a real page
+# ## 4. Check that no chunk cuts a fence or a table
 #
-# Structure first changes the sizes of chunks: a short section makes a short
-# chunk, and a table or code block too big for the budget stays whole, past
-# it. A plot of the chunk sizes over the whole corpus shows both (a PNG file
-# beside your run, or inline in a notebook). `view_chunks` then shows chunks on
-# the page, each with its heading path: see the table kept whole, oversize.
-#
-# ## 6. Tricky Markdown
-#
-# The page uses a few of Markdown's forms. The lab ends by chunking small
-# documents that use the others (`TRICKY_MARKDOWN` in `labkit/markdown.py`):
-# tilde fences and fences of four backticks, fences and tables inside lists
-# and quotes, tables without outer pipes, setext headings, front matter, a
-# fence never closed; each with `\n`, `\r\n` and lone `\r` line ends, at budgets
-# from 4 tokens up, with and without overlap, beside the course's
-# `TRICKY_TEXTS`. Each names, by hand, the blocks that must stay whole and the
-# heading paths some lines must carry: the checks never ask your code. The
-# first input that goes wrong is shown with the call that reproduces it.
+# A check that asks `read_blocks` where the fences are would share its
+# mistakes. `verify` finds them again from the text alone, with code of its
+# own: each fence from its opening line to the line that closes it (or the
+# end), each table from its header row to the line before a blank one. A chunk
+# that starts or ends strictly inside one of them cuts it.
+
 
 # %%
-# Your four rules on lines worked out by hand (CommonMark, and GitHub's tables), since the
-# scanner asks a rule only about the lines where it could be true.
-RULE_CASES = [
-    Case("a #tag is not a heading", atx_heading, ("#hashtag",), returns(None)),
-    Case("seven #s are not a heading", atx_heading, ("####### seven",), returns(None)),
-    Case("a heading with closing #s", atx_heading, ("## Install ##",), returns((2, "Install"))),
-    Case("a heading indented three spaces", atx_heading, ("   ### Three",), returns((3, "Three"))),
-    Case("four spaces make indented code, not a heading", atx_heading, ("    # code",), returns(None)),
-    Case("a tilde fence of four", fence_opening, ("~~~~ python",), returns(("~", 4))),
-    Case("two backticks are not a fence", fence_opening, ("``x``",), returns(None)),
-    Case("a delimiter row with a cell more than the header", is_table_start,
-         (split_lines("a | b\n--- | --- | ---\n"), 0), returns(False)),
-    Case("a header with a cell more than the delimiter row", is_table_start,
-         (split_lines("a | b | c\n--- | ---\n"), 0), returns(False)),
-    Case("a table without outer pipes", is_table_start, (split_lines("a | b\n--- | ---\n"), 0), returns(True)),
-    Case("a header row indented four spaces is code", is_table_start,
-         (split_lines("    a | b\n--- | ---\n"), 0), returns(False)),
-    Case("the last line has no delimiter row after it", is_table_start, (split_lines("a | b\n"), 0),
-         returns(False)),
-]
-PAGE = DATASETS / "orbit-docs" / "storage-backends.md"
-ANSWER = "| `storage.postgres_max_idle_conns` | `5` | idle sessions kept open between bursts |"
-QUESTION = "What is the default value of storage.postgres_max_idle_conns?"
-MAX_TOKENS = 256
-OVERLAP = 32
+def verify(text, chunks):
+    """Raise ValueError naming the first fence or table of `text` that a chunk starts or ends
+    strictly inside (a region runs from its first line's start to just after its last line's
+    break); return None if no chunk cuts one."""
+    spans = []
+    state = None  # None, or ("fence", first line, char, length) or ("table", first line)
+    lines = split_lines(text)
+    for number, line in enumerate(lines):
+        s = line.text
+        if state is not None and state[0] == "fence":
+            close = re.match(r" {0,3}(`+|~+)[ \t]*$", s)
+            if close and close.group(1)[0] == state[2] and len(close.group(1)) >= state[3]:
+                spans.append(("fence", lines[state[1]].start, line.end))
+                state = None
+            continue
+        if state is not None and state[0] == "table":
+            if s.strip():
+                continue
+            spans.append(("table", lines[state[1]].start, lines[number - 1].end))
+            state = None
+        opening = re.match(r" {0,3}(`{3,}|~{3,})", s)
+        if opening:
+            state = ("fence", number, opening.group(1)[0], len(opening.group(1)))
+        elif "|" in s and number + 1 < len(lines) and is_delimiter_row(lines[number + 1].text):
+            state = ("table", number)
+    if state is not None:
+        spans.append((state[0], lines[state[1]].start, lines[-1].end))
+    edges = sorted({edge for chunk in chunks for edge in (chunk.start, chunk.end)})
+    for kind, low, high in spans:
+        for edge in edges:
+            if low < edge < high:
+                raise ValueError(f"chunk edge {edge} falls inside the {kind} [{low}, {high})")
+    return None
+
+
+# %% [markdown]
+# ## 5. On a page, on real files, and the budget dial
+#
+# First your chunks on a page of the Orbit docs, beside rag5's, with `verify`
+# and a real parser counting what each cuts. Then **real files**: a dozen
+# pages from open-source projects (`datasets/real-markdown/`), chunked by your
+# reader and by the course's robust one (labkit's scanner, which follows
+# CommonMark: setext headings, fences in list items and quotes, lazy lines,
+# HTML). Each is judged by a real parser, markdown-it-py, that neither chunker
+# shares; read where yours breaks, and why. Last, **change `BUDGETS` and run
+# again**: each budget cuts the 44 pages with your chunker and prints recall@5
+# with its interval and what the data shows.
+
+# %%
+MAX_TOKENS, OVERLAP = 256, 32  # the budget and overlap on the page and the real files
+BUDGETS = (128, 256, 512)  # the dial: max_tokens, with an overlap of an eighth
 
 
 def main():
     page = PAGE.read_text(encoding="utf-8")
-    answer_start, answer_end = answer_span(page, ANSWER)
-    regions = regions_to_keep_whole(page)
-    chunkers = {"markdown": markdown_chunks, "recursive": rag5.recursive_chunks}
-
-    given.show_structure(page, scan_blocks)  # 1. its front matter, 2. its blocks
-    chunks = given.compare_on_page(PAGE.name, page, regions, chunkers, MAX_TOKENS, OVERLAP)["markdown"]
-    given.plot_sizes(chunkers, MAX_TOKENS, OVERLAP, "rag6-chunk-sizes.png")
-    print("\n5. Markdown chunks on the page, each labelled with its heading path:")
+    blocks = read_blocks(page, body_start_of(page))  # your functions first: the lab stops at your first TODO
+    chunks = markdown_chunks(page, MAX_TOKENS, OVERLAP)
+    lesson.on_the_page(page, blocks, chunks, rag5.recursive_chunks(page, MAX_TOKENS), verify, MAX_TOKENS)
     view_chunks(page, chunks, first=1, limit=3)
+    lesson.real_files_report({"yours": markdown_chunks, "robust (course)": robust_markdown_chunks}, MAX_TOKENS, OVERLAP)
+    pages = corpus_pages()
+    by_budget = {budget: {name: markdown_chunks(text, budget, budget // 8) for name, text in pages.items()}
+                 for budget in BUDGETS}
+    print("\n4. The budget dial: your Markdown chunks over the corpus, overlap an eighth of the budget")
+    dial_report("max_tokens", by_budget)
+    lesson.plot_sizes(by_budget.get(MAX_TOKENS) or {name: markdown_chunks(text, MAX_TOKENS, OVERLAP)
+                                                    for name, text in pages.items()},
+                      {name: rag5.recursive_chunks(text, MAX_TOKENS, OVERLAP) for name, text in pages.items()},
+                      MAX_TOKENS, OVERLAP)
+    return lesson.checks(globals())  # the lab's checks, then its public grading tests
 
-    print(f"\n6. Retrieval: {QUESTION!r}")
-    for name, chunker in chunkers.items():
-        ranked = given.rank_of_answer(chunker(page, MAX_TOKENS, OVERLAP), QUESTION, answer_start, answer_end)
-        print(f"   {name:<10} rank of the first chunk holding the whole answer: {ranked}")
-    # Every test question of the corpus, by kind. A big table kept whole embeds as one blurred
-    # vector, so tables are where Markdown chunks lose: rag7's header and table rows answer that.
-    compare_retrieval(7, {name: lambda text, chunker=chunker: chunker(text, MAX_TOKENS, OVERLAP)
-                          for name, chunker in reversed(chunkers.items())}, "markdown")
-    vectors = embed([chunk.embedding_text for chunk in chunks])
-    top = chunks[top_k(embed([QUESTION])[0], vectors, 1)[0][0]]
 
-    print("\nInvariants")
-    checks = Invariants("rag6")
-    checks.check_chunks(  # the budget check skips the chunks flagged oversize
-        "nothing lost, every chunk an exact slice within budget", [(page, chunks)], MAX_TOKENS)
-    oversize = [c for c in chunks if c.oversize]
-    checks.check("only a fenced block or table alone is oversize", all(c.kind in PROTECTED for c in oversize),
-                 f"{len(oversize)} oversize chunk(s)")
-    cut = set(cut_regions(chunks, regions))  # each block once, however many edges fall in it, as in step 3
-    checks.check("no fenced block or table is cut (checked by separate code)", not cut, f"{len(cut)} cut")
-    checks.check("the top result holds the answer", top.start <= answer_start and answer_end <= top.end,
-                 f"answer at [{answer_start}, {answer_end})")
-    checks.check_cases("your rules, on lines worked out by hand", RULE_CASES)
-    checks.check_cases("tricky Markdown: lossless, in budget, fences and tables whole, heading paths right",
-                       markdown_cases(markdown_chunks))
-    return checks.verdict()
+# %%
+# In a notebook, an explorer: pick a chunker, move its budget and overlap, watch the chunks.
+if __name__ == "__main__" and in_notebook():  # in a notebook only, not when a later lab loads this one
+    show_explorer(PAGE.read_text(encoding="utf-8"),
+                  {"markdown": markdown_chunks, "recursive (rag5)": rag5.recursive_chunks}, QUESTION, ANSWER)
 
 
 # %% [markdown]
@@ -310,8 +377,8 @@ def main():
 # why. Two more levels wait until you ask: the approach, then a sketch close to
 # code. `python labs/rag6-markdown-chunking.py --hint 2` runs the lab and shows
 # hint 2 for the TODO where it stops; `--hint 3` shows the next level, and
-# `--hint 2 atx_heading` one function's. In a notebook, run the cells above,
-# then `show_hint(2)` or `show_hint(2, "atx_heading")`.
+# `--hint 2 read_blocks` one function's. In a notebook, run the cells above,
+# then `show_hint(2)` or `show_hint(2, "read_blocks")`.
 
 # %%
 from labkit import lab_hints, show_hint  # in a notebook: show_hint(2)
