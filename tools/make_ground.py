@@ -33,6 +33,8 @@ def each_page(chunker):
 
 # name -> a function of no arguments returning {page: chunks}. One entry per set a later lab reads.
 MAKERS = {
+    "rag5-recursive-256": lambda: each_page(lambda text: reference("rag5").recursive_chunks(text, 256)),
+    "rag7-header-256": lambda: each_page(lambda text: reference("rag7").header_chunks(text, "Orbit docs", 256)),
 }
 
 
