@@ -144,7 +144,8 @@ def plot_distances(text: str, spans, distances, cuts, percentile) -> None:
     axes.set_title(f"{PAGE}: distance between neighbouring sentence windows")
     axes.legend(loc="upper center")
     print(f"\n2. {PAGE}: {len(spans)} sentences, {len(cuts)} breakpoints, where the distance is above "
-          f"{threshold:.3f}, the {percentile}th percentile of the page's {len(distances)}")
+          f"{threshold:.3f},\n   the {percentile}th percentile of its {len(distances)} distances between neighbouring "
+          "windows")
     show_figure(figure, "rag9-distances.png")
 
 
@@ -266,7 +267,7 @@ def dial(setting: str, chunks_by_value: dict, max_tokens: int, reference) -> Non
     results = {value: recall_within(chunks) for value, chunks in chunks_by_value.items()}
     first = next(iter(results.values()))
     print(f"   recall within {READ_BUDGET:,} tokens read, {len(first.scores)} test questions; [low, high]: a 95% "
-          "interval; each step paired over the same questions")
+          "interval;\n   each step from one value to the next paired over the same questions")
     print(f"   {setting:>10} {'chunks':>7} {'tokens a chunk':>15} {'recall [95%]':>20}")
     for value, recall in results.items():
         chunks = [c for page in chunks_by_value[value].values() for c in page]
