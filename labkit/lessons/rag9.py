@@ -293,7 +293,7 @@ def dial(setting: str, chunks_by_value: dict, max_tokens: int, reference) -> Non
 # --------------------------------------------------------------------------
 
 
-def breakpoint_starts(lab: dict, text: str, max_tokens: int) -> tuple[list, set]:
+def cuts_of_your_breakpoints(lab: dict, text: str, max_tokens: int) -> tuple[list, set]:
     """(the page's sentence spans, the starts of the sentences the student's own breakpoints cut
     before), at semantic_chunks' defaults (a window of 1, the 90th percentile)."""
     spans = sentence_spans(text, max_tokens, TokenIndex(text))
@@ -328,7 +328,7 @@ def checks(lab: dict, text: str, page_chunks: dict, semantic: dict, max_tokens: 
     invariants.check_chunks("nothing lost, exact slices, every chunk within budget (both methods, all pages)",
                             pairs, max_tokens)
     invariants.check("deterministic", semantic_chunks(text, max_tokens, "global") == page_chunks["global"])
-    spans, cuts = breakpoint_starts(lab, text, max_tokens)
+    spans, cuts = cuts_of_your_breakpoints(lab, text, max_tokens)
     problem = unpacked(page_chunks["breakpoints"], spans, cuts, max_tokens, TokenIndex(text))
     invariants.check(f"breakpoints: a chunk starts at each of your {len(cuts)} breakpoints of {PAGE}, sentences "
                      "packed full between them", not problem, problem)
