@@ -5,8 +5,8 @@
 # page with no headings (an operator's essay, a transcript, a long answer in a
 # forum) those say nothing about where one topic ends and the next begins. A
 # *semantic* chunker asks the embedder instead: it embeds every sentence and
-# cuts where the meaning shifts. It is the last step of most chunking courses,
-# usually sold with enthusiasm; this lab builds two and measures whether they pay.
+# cuts where the meaning shifts. Chunking guides often end with it; this lab
+# builds two and measures whether they pay, on the course's own questions.
 #
 # 1. **Breakpoints.** Embed each sentence with its neighbours, measure the
 #    cosine distance between consecutive windows, and cut where the distance
