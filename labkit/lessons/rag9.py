@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from academy_llm import check_chunking, corpus_pages, corpus_questions, embed, top_k, top_k_each
+from academy_llm import (
+    check_chunking, corpus_pages, corpus_questions, describe_embedder, embed, embedder_name, top_k, top_k_each,
+)
 from labkit import ground
 from labkit.cases import Case, Invariants, returns, tricky_cases
 from labkit.lessons.dial import say
@@ -111,7 +113,10 @@ def piece_cases(lab: dict) -> list[Case]:
 
 
 def check_pieces(lab: dict) -> bool:
-    """Step 1: every piece on its hand-worked cases; False (and why) if one goes wrong."""
+    """Step 1: every piece on its hand-worked cases; False (and why) if one goes wrong. The embedder,
+    when it is not the default, is named first: every step cuts and measures with it."""
+    if embedder_name() != "wordllama":
+        print(f"Embedder: {describe_embedder()} (ACADEMY_EMBEDDER), in every step\n")
     print("1. The pieces, checked on cases worked out by hand and on tricky texts")
     checks = Invariants("rag9")
     if checks.check_cases("window_texts to semantic_chunks agree with the cases", piece_cases(lab)):
@@ -231,8 +236,8 @@ def compare(semantic: dict, max_tokens: int) -> dict:
     results = {name: recall_within(chunks) for name, chunks in chunkings.items()}
     any_result = next(iter(results.values()))
     kinds = [kind for kind in (*KINDS, "all") if any_result.of(kind)]
-    print(f"\n4. Over the corpus ({len(corpus_pages())} pages, {len(any_result.scores)} test questions), chunks of "
-          f"at most {max_tokens} tokens: recall within {READ_BUDGET:,} tokens read")
+    print(f"\n4. Over the corpus ({len(corpus_pages())} pages, {len(any_result.scores)} test questions, "
+          f"{max_tokens}-token chunks, {describe_embedder()}): recall within {READ_BUDGET:,} tokens read")
     print("   [low, high]: a 95% interval over the questions (the mean plus or minus 1.96 standard errors);\n"
           "   breakpoints and global: your chunks; the earlier labs': the course's own, given as data (md: Markdown)")
     print(f"   {'kind (questions)':<20}" + "".join(f"{name:>19}" for name in results))
