@@ -9,6 +9,7 @@ chunks a later lab reads:
 Each maker below takes the reference labs' folder and returns {page: chunks}; its name is the file's.
 """
 
+import json
 import sys
 from pathlib import Path
 
@@ -38,12 +39,25 @@ MAKERS = {
 }
 
 
+def write(name: str, chunks_by_page: dict) -> None:
+    """Keep `chunks_by_page` as datasets/ground/NAME.jsonl. Here, not in labkit/ground.py, which a lab
+    reaches: a function there that writes files would be tried with a lab's arguments (tests/reach.py)."""
+    ground.GROUND.mkdir(parents=True, exist_ok=True)
+    with open(ground.GROUND / f"{name}.jsonl", "w", encoding="utf-8", newline="\n") as file:
+        for page in sorted(chunks_by_page):
+            for chunk in chunks_by_page[page]:
+                row = {"page": page, "start": chunk.start, "end": chunk.end, "n_tokens": chunk.n_tokens,
+                       "section": list(chunk.section), "kind": chunk.kind, "header": chunk.header,
+                       "oversize": chunk.oversize}
+                file.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
 def main(wanted: list[str]) -> None:
     unknown = [name for name in wanted if name not in MAKERS]
     if unknown:
         raise SystemExit(f"make_ground: no maker named {', '.join(unknown)}; known: {', '.join(sorted(MAKERS))}")
     for name in wanted or sorted(MAKERS):
-        ground.write(name, MAKERS[name]())
+        write(name, MAKERS[name]())
         print(f"datasets/ground/{name}.jsonl")
 
 
