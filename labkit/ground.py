@@ -9,8 +9,9 @@ never shows. Each set of chunks is a file datasets/ground/NAME.jsonl, one chunk 
      "header": "", "oversize": false}
 
 `text` is not stored: it is page[start:end] of corpus_pages(), so a chunk read back is an exact
-slice by construction. tools/make_ground.py writes the files from the reference labs, and
-tests/test_ground.py checks they are current.
+slice by construction. tools/make_ground.py writes the files from the reference labs (nothing here
+writes: a lab reaches this module, and tests/reach.py tries what a lab reaches with a lab's
+arguments), and tests/test_ground.py checks they are current.
 """
 
 from __future__ import annotations
@@ -48,15 +49,3 @@ def _read(name: str) -> dict[str, tuple[Chunk, ...]]:
 def chunks(name: str) -> dict[str, list[Chunk]]:
     """{page: its chunks, in order} as the reference lab cut every course page for `name`."""
     return {page: list(found) for page, found in _read(name).items()}
-
-
-def write(name: str, chunks_by_page: dict[str, list[Chunk]]) -> None:
-    """Keep `chunks_by_page` as datasets/ground/NAME.jsonl (tools/make_ground.py calls this)."""
-    GROUND.mkdir(parents=True, exist_ok=True)
-    with open(GROUND / f"{name}.jsonl", "w", encoding="utf-8", newline="\n") as file:
-        for page in sorted(chunks_by_page):
-            for chunk in chunks_by_page[page]:
-                row = {"page": page, "start": chunk.start, "end": chunk.end, "n_tokens": chunk.n_tokens,
-                       "section": list(chunk.section), "kind": chunk.kind, "header": chunk.header,
-                       "oversize": chunk.oversize}
-                file.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -226,13 +226,13 @@ MUTATIONS = [
     ),
     Mutation(
         "rag7", "section_with_header", "ignores overlap",
-        "                  for c in rag6.markdown_chunks(text[start:end], room, min(overlap, room - 1))]",
-        "                  for c in rag6.markdown_chunks(text[start:end], room)]",
+        "                  for c in rag6.robust_markdown_chunks(text[start:end], room, min(overlap, room - 1))]",
+        "                  for c in rag6.robust_markdown_chunks(text[start:end], room)]",
     ),
     Mutation(
         "rag7", "section_with_header", "chunks the whole page for every section",
-        "                  for c in rag6.markdown_chunks(text[start:end], room, min(overlap, room - 1))]",
-        "                  for c in rag6.markdown_chunks(text, room, min(overlap, room - 1))]",
+        "                  for c in rag6.robust_markdown_chunks(text[start:end], room, min(overlap, room - 1))]",
+        "                  for c in rag6.robust_markdown_chunks(text, room, min(overlap, room - 1))]",
     ),
     Mutation(
         "rag7", "header_chunks", "never shortens a long header",
@@ -516,15 +516,27 @@ MUTATIONS = [
         "",
     ),
     Mutation(
-        "rag9", "sentence_spans",
-        "a page's last sentence ends at a seam: one with no final full stop or line end is lost",
-        "for m in seam.finditer(text) if 0 < m.end() < len(text)})\n"
-        "    spans = []\n"
-        "    for start, end in zip([0] + cuts, cuts + [len(text)]):\n",
-        "for m in seam.finditer(text + \" \") if 0 < m.end()})\n"  # the space lets a final full stop end a seam
-        "    spans = []\n"
-        "    for start, end in zip([0] + cuts, cuts):\n",
-        given=True,
+        "rag9", "semantic_chunks", "packs across the cuts: a group goes on filling the chunk before it",
+        "    packed = []\n    for first, last in zip([0, *cuts], [*cuts, len(spans)]):"
+        "  # the sentences of one group, between two cuts\n"
+        "        total = None  # the tokens of the group's last chunk; None: the group has none yet\n",
+        "    packed, total = [], None\n    for first, last in zip([0, *cuts], [*cuts, len(spans)]):"
+        "  # the sentences of one group, between two cuts\n",
+    ),
+    Mutation(
+        "rag9", "semantic_chunks", "the running total never grows: a sentence joins while it alone fits",
+        "                packed[-1] = (packed[-1][0], end)\n                total += size\n",
+        "                packed[-1] = (packed[-1][0], end)\n",
+    ),
+    Mutation(
+        "rag9", "semantic_chunks", "a sentence that joins a chunk extends it to its start, not its end",
+        "                packed[-1] = (packed[-1][0], end)\n",
+        "                packed[-1] = (packed[-1][0], start)\n",
+    ),
+    Mutation(
+        "rag9", "semantic_chunks", "the global split scores the windows, not the sentences alone",
+        "        vectors = embed([text[start:end] for start, end in spans], embedder)",
+        "        vectors = embed(window_texts(text, spans, window), embedder)",
     ),
     Mutation(
         "rag9", "window_texts", "a window looks only forward, never back",

@@ -262,9 +262,8 @@ QUOTES = (
           Table(r"recall.* with its 95% interval", r"\s+[a-z]", r"\s+(\d+ questions|A difference)")),
     # rag8's embedder dial: wordllama and minilm on the same chunks, by kind and by shared words, and what it shows.
     Quote("rag8", "embedders", Table(r"The embedder dial", r"\s")),
-    # rag9's table of the Orbit docs, and what its intervals let it say, kind by kind.
-    Quote("rag9", "orbit", Table(r"Orbit docs:", r"\s+[a-z]", r"\s+\(", cut_at="sentences/s")),
-    Quote("rag9", "plainly", Table(r"Plainly", r"\s+\S")),
+    # rag9's recall by kind beside rag5's and rag7's chunks, and what its intervals let it say.
+    Quote("rag9", "orbit", Table(r"Over the corpus", r"\s+\S")),
     # rag11's recall by kind with intervals: words, meaning, both, beside rag7's chunks; every line under
     # the heading (the intervals, the paired differences, the sentences they support).
     Quote("rag11", "by-kind", Table(r"Recall within .* by kind", r"\s")),

@@ -82,10 +82,21 @@ TWO_TOPICS = f"{QUEUES} {TOKENS}"
 def test_semantic_chunks_cut_where_the_method_says(rag9, method):
     # "breakpoints": where the hash embedder's distances put the one distance above their 90th
     # percentile, between the topics (the grader computed it as the lab defines it); "global": the
-    # best split of two topics is between them.
+    # best split of two topics is between them. Each topic fits in 60 tokens: one chunk each.
     chunks = rag9.semantic_chunks(TWO_TOPICS, 60, method, embedder="hash")
     check.chunker_basics(TWO_TOPICS, chunks, 60)
+    check.expect(check.spans(chunks), [(0, len(QUEUES)), (len(QUEUES), len(TWO_TOPICS))])
+
+
+@pytest.mark.grades("semantic_chunks")
+@pytest.mark.parametrize("max_tokens", [8, 15, 25])
+def test_semantic_chunks_pack_the_sentences_between_two_cuts(rag9, max_tokens):
+    # The one breakpoint is between the topics, whatever the budget; on each side, the sentences
+    # are packed into chunks as full as the budget allows, and no chunk crosses the cut.
+    chunks = rag9.semantic_chunks(TWO_TOPICS, max_tokens, "breakpoints", embedder="hash")
+    check.chunker_basics(TWO_TOPICS, chunks, max_tokens)
     check.cut_at(chunks, [len(QUEUES)])
+    check.packed_between(TWO_TOPICS, chunks, [len(QUEUES)], max_tokens)
 
 
 @pytest.mark.grades("semantic_chunks")

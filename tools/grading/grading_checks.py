@@ -993,6 +993,19 @@ def next_clean_cut(text: str, position: int, limit: int) -> int:
 # ---- rag9's cuts (where "breakpoints" cuts is the grader's: tools/grading/oracles.py) ---
 
 
+def packed_between(text: str, chunks, cuts, max_tokens: int) -> None:
+    """Between two cuts, the sentences are packed full (in a text whose only periods end sentences):
+    a chunk that starts at no cut starts with a sentence that would not fit in the chunk before."""
+    for before, after in zip(chunks, chunks[1:]):
+        if after.start in cuts:
+            continue
+        end = text.find(".", after.start) + 1 or len(text)
+        tokens = count_tokens(text[before.start:end])
+        assert tokens > max_tokens, (
+            f"chunk [{before.start}, {before.end}) could take the sentence after it, to {end}, within "
+            f"max_tokens = {max_tokens} ({tokens} tokens together), and no cut is between them: pack it")
+
+
 def cut_at(chunks, positions) -> None:
     """A chunk ends and the next starts at each of `positions`."""
     starts = {chunk.start for chunk in chunks}

@@ -155,19 +155,21 @@ def sentence_spans_of(text: str) -> list:
     return list(zip([0, *ends], [*ends, len(text)]))
 
 
-def breakpoint_starts(text: str, window: int = 1, percentile: float = 90) -> list:
+def breakpoint_starts(text: str, window: int = 1, percentile: float = 90, sure: bool = True) -> list:
     """Where rag9's "breakpoints" method cuts `text` (sentence_spans_of), with the hash embedder:
     each sentence embedded with `window` neighbours a side, cut before a sentence whose distance
     (1 - cosine) from the one before is above the `percentile` of all. A distance within rounding of
     the percentile (equal distances, summed in another order) may fall either side in correct code,
-    so it is no cut the grader asks for."""
+    so it is no cut the grader asks for (sure) and one it allows (sure=False: every cut correct
+    code may make)."""
     spans = sentence_spans_of(text)
     last = len(spans) - 1
     windows = [text[spans[max(i - window, 0)][0]:spans[min(i + window, last)][1]] for i in range(len(spans))]
     vectors = embed(windows, "hash")
     distances = [1.0 - float(vectors[i] @ vectors[i + 1]) for i in range(last)]
     threshold = np.percentile(distances, percentile)
-    return [spans[i + 1][0] for i, distance in enumerate(distances) if distance > threshold + 1e-9]
+    margin = 1e-9 if sure else -1e-9
+    return [spans[i + 1][0] for i, distance in enumerate(distances) if distance > threshold + margin]
 
 
 # ---- rag11's terms, BM25 and fusion, as the lab's docstrings state them -----------

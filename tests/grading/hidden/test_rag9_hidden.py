@@ -10,6 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from text_strategies import topic_sentences
 
+from academy_llm import count_tokens
+
 pytestmark = pytest.mark.grade("rag9")
 
 TEXT = "A. B. C. D. E."
@@ -30,11 +32,12 @@ def rag9(open_lab):
 
 @pytest.mark.grades("window_texts")
 @pytest.mark.parametrize("window, expected", [
-    (2, ["A. B. C. ", "A. B. C. D. ", "A. B. C. D. E.", "B. C. D. E.", "C. D. E."]),
-    (9, ["A. B. C. D. E."] * 5),  # a window wider than the text
+    (2, [(0, 9), (0, 12), (0, 14), (3, 14), (6, 14)]),
+    (9, [(0, 14)] * 5),  # a window wider than the text
 ])
 def test_window_texts_hidden(rag9, window, expected):
-    check.expect(rag9.window_texts(TEXT, SPANS, window), expected)
+    text = check.varied(TEXT, f"window_texts/{window}")  # its shape kept, its letters the submission's own
+    check.expect(rag9.window_texts(text, SPANS, window), [text[start:end] for start, end in expected])
 
 
 @pytest.mark.grades("neighbour_distances")
@@ -97,6 +100,20 @@ def test_semantic_chunks_hidden_cut_where_the_method_says(rag9, method, max_toke
 
 
 @pytest.mark.grades("semantic_chunks")
+@pytest.mark.parametrize("room", [0, 12, 40])
+def test_semantic_chunks_hidden_pack_between_breakpoints(rag9, room):
+    """Sentences of the submission's own letters: a chunk starts at each breakpoint the grader finds,
+    and between two of them the sentences are packed as full as the budget allows (every sentence
+    fits, with `room` tokens to spare)."""
+    text = check.varied(f"{SATELLITES} {BACKUPS} {SATELLITES}", f"semantic_chunks/{room}")
+    max_tokens = max(count_tokens(text[start:end]) for start, end in oracles.sentence_spans_of(text)) + room
+    chunks = rag9.semantic_chunks(text, max_tokens, embedder="hash")
+    check.chunker_basics(text, chunks, max_tokens)
+    check.cut_at(chunks, oracles.breakpoint_starts(text))
+    check.packed_between(text, chunks, oracles.breakpoint_starts(text, sure=False), max_tokens)
+
+
+@pytest.mark.grades("semantic_chunks")
 @check.hidden_seed
 @given(topics=st.tuples(topic_sentences(["backups", "archives", "disk", "keys", "restore", "weekly"]),
                         topic_sentences(["certificates", "expire", "renew", "days", "trust", "chains"])),
@@ -110,6 +127,7 @@ def test_semantic_chunks_hidden_property(rag9, topics, max_tokens, method):
     check.chunker_basics(text, chunks, max_tokens)
     if method == "breakpoints":
         check.cut_at(chunks, oracles.breakpoint_starts(text))
+        check.packed_between(text, chunks, oracles.breakpoint_starts(text, sure=False), max_tokens)
 
 
 @pytest.mark.grades("semantic_chunks")
