@@ -205,8 +205,8 @@ def pack_blocks(text, start, blocks, max_tokens, index):
     # hint 3: Joining: chunks[-1] = make_chunk(text, last.start, piece_end, count, section=section).
     # hint 3: A seam piece whose index.count is over budget goes to rag5.mend(text, s, e, max_tokens).
     # hint 3: No blocks but text after `start` (blank lines): one chunk of it.
-    if not blocks:
-        return [make_chunk(text, start, len(text), index.count(start, len(text)))] if start < len(text) else []
+    if not blocks and start < len(text):  # a body of blank lines alone: cut as a paragraph is
+        blocks = [Block("paragraph", start, len(text))]
     bounds = [start] + [block.start for block in blocks[1:]] + [len(text)]
     path, chunks, alone_heading = (), [], False  # alone_heading: the last chunk is a heading alone
     for block, block_start, block_end in zip(blocks, bounds, bounds[1:]):
