@@ -462,10 +462,14 @@ def open_cache(path: Path):
 
 
 def _model_of(embedder: str) -> str:
-    """What makes the embedder's vectors what they are: the openai model and server, wordllama's version."""
+    """What makes the embedder's vectors what they are: the openai model and server, wordllama's version,
+    minilm's model."""
     if embedder == "wordllama":
         from importlib.metadata import version
         return f"wordllama {version('wordllama')}"
+    if embedder == "minilm":  # the labs' own key for it: a text a lab embedded is found here, and the reverse
+        from labkit import minilm
+        return minilm.CACHE_MODEL
     return describe_embedder(embedder)
 
 
