@@ -5,9 +5,16 @@ embedded is kept with its vector; the questions of both splits too. The labs run
 processes, each lab after another in its process, so that a text two labs of one group embed
 (rag10's units, which rag11 ranks again) is embedded once. A student whose chunks match the
 reference's then embeds nothing new, and a lab stays within its CPU budget.
-Run it after changing a lab's chunks or the model:
+Run it after changing what a lab embeds:
 
-    python tools/make_course_vectors.py        # about 25 minutes of CPU
+    python tools/make_course_vectors.py          # the labs' new texts only: minutes
+    python tools/make_course_vectors.py --full   # every text again, after changing the model: about 25 minutes
+
+By default the labs read the file as it is, so a text it already holds is looked up, and only new
+texts are embedded; the file written holds what the labs embed now, so a text no lab embeds any
+more is dropped. --full embeds every text again, as a new model needs. Either way the user's
+embedding cache is left out (the labs run with a cache folder of their own): every vector written
+comes from the model or from the file itself.
 
 The file holds keys (sha256 of each text, its first 16 bytes; the texts themselves are not kept)
 and float16 vectors, a cosine of 0.99999 or more with the float32 ones.
@@ -55,9 +62,21 @@ def record(labs: list[str], out: str) -> None:
             pass
 
 
-def main() -> None:
-    environment = dict(os.environ, ACADEMY_EMBEDDER="minilm", ACADEMY_COURSE_VECTORS="0", MPLBACKEND="Agg")
+def shipped_keys() -> set[bytes]:
+    """The keys of the file as it is now (none where there is no file)."""
+    from labkit import minilm
+
+    if not minilm.COURSE_VECTORS.is_file():
+        return set()
+    with np.load(minilm.COURSE_VECTORS) as data:
+        return set(map(bytes, data["keys"]))
+
+
+def main(full: bool) -> None:
+    before = set() if full else shipped_keys()
     with tempfile.TemporaryDirectory() as folder:
+        environment = dict(os.environ, ACADEMY_EMBEDDER="minilm", ACADEMY_COURSE_VECTORS="0" if full else "1",
+                           ACADEMY_CACHE_DIR=str(Path(folder) / "cache"), MPLBACKEND="Agg")
         parts = [str(Path(folder) / f"{n}.npz") for n in range(len(GROUPS))]
 
         def run(n: int) -> None:
@@ -78,10 +97,15 @@ def main() -> None:
     np.savez(out, keys=np.array([np.frombuffer(key, np.uint8) for key in keys]),
              vectors=np.array([kept[key] for key in keys], np.float16))
     print(f"{out.relative_to(ROOT)}: {len(keys):,} texts, {out.stat().st_size / 1e6:.1f} MB")
+    if not full:
+        print(f"  {len(before & kept.keys()):,} kept from the file, {len(kept.keys() - before):,} embedded now, "
+              f"{len(before - kept.keys()):,} dropped (no lab embeds them any more)")
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--record"]:
         record(sys.argv[3:], sys.argv[2])
+    elif sys.argv[1:] in ([], ["--full"]):
+        main(full=sys.argv[1:] == ["--full"])
     else:
-        main()
+        raise SystemExit("usage: python tools/make_course_vectors.py [--full]")
