@@ -983,7 +983,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(32); each is a row of the table (default %(default)s)")
     parser.add_argument("--title", help="the documents' title, in rag7's headers (default: DOCS's folder name)")
     parser.add_argument("--embedder", metavar="EMBEDDER",
-                        help=f"{', '.join(EMBEDDERS)} (default: $ACADEMY_EMBEDDER, else {DEFAULT_EMBEDDER})")
+                        help=f"{', '.join(EMBEDDERS)} (default: $ACADEMY_EMBEDDER, else {DEFAULT_EMBEDDER}, which "
+                             f"reads a sentence; wordllama, a static model, is about a hundred times faster)")
     parser.add_argument("--cache", metavar="DIR", help=f"where embeddings are kept (default {default_cache()})")
     parser.add_argument("--out", metavar="DIR", default="compare-output",
                         help="where the table, per-question.csv and the plot are written (default ./compare-output)")
