@@ -94,8 +94,10 @@ def main(full: bool) -> None:
     keys = sorted(kept)
     out = ROOT / "embeddings" / "all-MiniLM-L6-v2.orbit.npz"
     out.parent.mkdir(exist_ok=True)
-    np.savez(out, keys=np.array([np.frombuffer(key, np.uint8) for key in keys]),
-             vectors=np.array([kept[key] for key in keys], np.float16))
+    with tempfile.NamedTemporaryFile(dir=out.parent, suffix=".npz", delete=False) as file:  # whole, or not at all
+        np.savez(file, keys=np.array([np.frombuffer(key, np.uint8) for key in keys]),
+                 vectors=np.array([kept[key] for key in keys], np.float16))
+    os.replace(file.name, out)
     print(f"{out.relative_to(ROOT)}: {len(keys):,} texts, {out.stat().st_size / 1e6:.1f} MB")
     if not full:
         print(f"  {len(before & kept.keys()):,} kept from the file, {len(kept.keys() - before):,} embedded now, "
