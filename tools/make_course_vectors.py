@@ -62,18 +62,19 @@ def record(labs: list[str], out: str) -> None:
             pass
 
 
-def shipped_keys() -> set[bytes]:
-    """The keys of the file as it is now (none where there is no file)."""
+def shipped() -> dict[bytes, np.ndarray]:
+    """The file as it is now, {key: vector} (empty where there is no file)."""
     from labkit import minilm
 
     if not minilm.COURSE_VECTORS.is_file():
-        return set()
+        return {}
     with np.load(minilm.COURSE_VECTORS) as data:
-        return set(map(bytes, data["keys"]))
+        return dict(zip(map(bytes, data["keys"]), data["vectors"]))
 
 
 def main(full: bool) -> None:
-    before = set() if full else shipped_keys()
+    before = {} if full else shipped()
+    failed = []
     with tempfile.TemporaryDirectory() as folder:
         environment = dict(os.environ, ACADEMY_EMBEDDER="minilm", ACADEMY_COURSE_VECTORS="0" if full else "1",
                            ACADEMY_CACHE_DIR=str(Path(folder) / "cache"), MPLBACKEND="Agg")
@@ -84,6 +85,8 @@ def main(full: bool) -> None:
                                   cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             print(f"{', '.join(GROUPS[n])}: exit {done.returncode}", done.stderr.strip().splitlines()[-1:],
                   flush=True)
+            if done.returncode:
+                failed.append(n)
 
         with ThreadPoolExecutor(len(GROUPS)) as pool:
             list(pool.map(run, range(len(GROUPS))))
@@ -91,6 +94,10 @@ def main(full: bool) -> None:
         for part in parts:
             with np.load(part) as data:
                 kept.update(zip(map(bytes, data["keys"]), data["vectors"]))
+    dropped = before.keys() - kept.keys()
+    if failed:  # a lab that stopped early did not embed all it embeds: what it did not reach is kept
+        kept = before | kept
+        print("a group of labs stopped on an error (above): nothing is dropped from the file this time")
     keys = sorted(kept)
     out = ROOT / "embeddings" / "all-MiniLM-L6-v2.orbit.npz"
     out.parent.mkdir(exist_ok=True)
@@ -100,8 +107,8 @@ def main(full: bool) -> None:
     os.replace(file.name, out)
     print(f"{out.relative_to(ROOT)}: {len(keys):,} texts, {out.stat().st_size / 1e6:.1f} MB")
     if not full:
-        print(f"  {len(before & kept.keys()):,} kept from the file, {len(kept.keys() - before):,} embedded now, "
-              f"{len(before - kept.keys()):,} dropped (no lab embeds them any more)")
+        print(f"  {len(before.keys() & kept.keys()):,} kept from the file, {len(kept.keys() - before.keys()):,} "
+              f"embedded now, {0 if failed else len(dropped):,} dropped (no lab embeds them any more)")
 
 
 if __name__ == "__main__":
