@@ -7,7 +7,8 @@ processes, each lab after another in its process, so that a text two labs of one
 reference's then embeds nothing new, and a lab stays within its CPU budget.
 Run it after changing what a lab embeds:
 
-    python tools/make_course_vectors.py          # the labs' new texts only: minutes
+    python tools/make_course_vectors.py          # the labs' new texts only: minutes (4 min of CPU
+                                                 # for 7,808 new texts beside 31,443 kept, 2026-12-05)
     python tools/make_course_vectors.py --full   # every text again, after changing the model: about 25 minutes
 
 By default the labs read the file as it is, so a text it already holds is looked up, and only new
