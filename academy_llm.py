@@ -5,8 +5,8 @@ It holds what every lab needs and nothing a lab is meant to teach:
 - an offline tokenizer (tiktoken's cl100k_base, loaded from the file the repo ships),
 - `Chunk`, the one data model every chunker returns, and `make_chunk` to build it,
 - the checks every lab and grading test share (`check_lossless`, `check_budget`),
-- embeddings (offline: "wordllama" semantic, "hash" lexical, "minilm" contextual;
-  "openai": a server's) and cosine search,
+- embeddings (offline: "minilm" contextual, the default; "wordllama" static and fast;
+  "hash" lexical; "openai": a server's) and cosine search,
 - the course's dataset: Orbit's documentation and questions labelled with spans.
 
 What runs, checks and shows a lab (load_lab, run_lab, Invariants, hints, the chunk
@@ -438,21 +438,23 @@ def check_chunking(source: str, chunks, max_tokens: int) -> None:
 # --------------------------------------------------------------------------
 # Embeddings
 # --------------------------------------------------------------------------
+# "minilm" (the default): all-MiniLM-L6-v2, a small contextual model (384-d): it reads a
+#   sentence, where wordllama averages words. Run by onnxruntime from the model the course
+#   ships in assets/, offline; the course's own texts' vectors ship too, and any other text's
+#   is kept in the embedding cache once computed (labkit/minilm.py).
 # "wordllama": static word embeddings (256-d) whose weights ship inside the
-#   wordllama wheel: semantic ("install" is near "set up"), fast, no network.
+#   wordllama wheel: semantic ("install" is near "set up"), no network, about a hundred
+#   times faster than minilm: the fast choice (ACADEMY_EMBEDDER=wordllama).
 # "hash": a hashed bag of words: lexical only, it matches words, not meanings.
 #   Useful to see what an embedder adds beyond shared words.
 # "openai": a model behind the OpenAI embeddings API, cached (labkit/openai_embedder.py).
-# "minilm": all-MiniLM-L6-v2, a small contextual model (384-d): it reads a sentence, where
-#   wordllama averages words. Run by onnxruntime from the model the course ships in assets/,
-#   offline; the course's own texts' vectors ship too (labkit/minilm.py).
 
 EMBEDDERS = ("wordllama", "hash", "openai", "minilm")
-DEFAULT_EMBEDDER = "wordllama"
+DEFAULT_EMBEDDER = "minilm"
 
 
 def embedder_name(model: str | None = None) -> str:
-    """The embedder to use: `model` if given, else $ACADEMY_EMBEDDER, else wordllama."""
+    """The embedder to use: `model` if given, else $ACADEMY_EMBEDDER, else minilm (DEFAULT_EMBEDDER)."""
     name = model or os.environ.get("ACADEMY_EMBEDDER") or DEFAULT_EMBEDDER
     if name not in EMBEDDERS:
         raise ValueError(f"unknown embedder {name!r}; use one of {', '.join(EMBEDDERS)} "

@@ -70,6 +70,11 @@ PART_CHARACTERS = 1_000_000  # a document longer than this is chunked a part at 
 RETRIEVER_BYTES = 180  # memory of rag10's and rag11's indexes per character of corpus: 0.9 GB for 5.1 M measured
 RETRIEVER_WARNING = 10_000_000  # characters from which that memory is said before the run
 MEANINGFUL = 0.05  # the smallest difference in recall worth the questions to show it
+# minilm's cost, said before a run that takes LONG_RUN_SECONDS or more of CPU: measured on the vendored
+# corpus (benchmarks/real-markdown, 5.1 M characters, 1.94 M word pieces, 1.74 M cl100k tokens)
+PIECES_PER_CHARACTER = 0.38
+PIECES_PER_TOKEN = 1.11
+LONG_RUN_SECONDS = 300
 
 
 # --------------------------------------------------------------------------
@@ -463,10 +468,14 @@ def open_cache(path: Path):
 
 
 def _model_of(embedder: str) -> str:
-    """What makes the embedder's vectors what they are: the openai model and server, wordllama's version."""
+    """What makes the embedder's vectors what they are: the openai model and server, wordllama's version,
+    minilm's model."""
     if embedder == "wordllama":
         from importlib.metadata import version
         return f"wordllama {version('wordllama')}"
+    if embedder == "minilm":  # the labs' own key for it: a text a lab embedded is found here, and the reverse
+        from labkit import minilm
+        return minilm.CACHE_MODEL
     return describe_embedder(embedder)
 
 
@@ -975,7 +984,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(32); each is a row of the table (default %(default)s)")
     parser.add_argument("--title", help="the documents' title, in rag7's headers (default: DOCS's folder name)")
     parser.add_argument("--embedder", metavar="EMBEDDER",
-                        help=f"{', '.join(EMBEDDERS)} (default: $ACADEMY_EMBEDDER, else {DEFAULT_EMBEDDER})")
+                        help=f"{', '.join(EMBEDDERS)} (default: $ACADEMY_EMBEDDER, else {DEFAULT_EMBEDDER}, which "
+                             f"reads a sentence; wordllama, a static model, is about a hundred times faster)")
     parser.add_argument("--cache", metavar="DIR", help=f"where embeddings are kept (default {default_cache()})")
     parser.add_argument("--out", metavar="DIR", default="compare-output",
                         help="where the table, per-question.csv and the plot are written (default ./compare-output)")
@@ -1209,6 +1219,13 @@ def _announce(settings: Settings, texts: dict, grid: list, retrievers: list = ()
         print(f"{_some(retrievers)} index the whole corpus at once: about {characters * RETRIEVER_BYTES / 1e9:.1f} GB "
               f"of memory for these {characters / 1e6:.0f} M characters (the chunkers need the largest document's "
               f"share only); --methods without rag10 and rag11 leaves them out")
+    if settings.embedder == "minilm":
+        seconds = minilm_seconds(characters, grid, len(retrievers))
+        if seconds >= LONG_RUN_SECONDS:
+            print(f"minilm: about {_duration(seconds)} of CPU to embed these chunkings and retrievers (about "
+                  f"{seconds * minilm_rate() / 1e6:.1f} M word pieces at {minilm_rate():,} a second; less what the "
+                  f"cache holds: a second run pays nothing for what this one embeds); --embedder wordllama, a "
+                  f"static model, takes about a hundredth of that")
     if settings.embedder == "openai":
         from labkit import openai_embedder
         setting = openai_embedder.settings()
@@ -1216,6 +1233,36 @@ def _announce(settings: Settings, texts: dict, grid: list, retrievers: list = ()
         print(f"openai: about {tokens / 1e6:.1f} M tokens to embed, at most about "
               f"${tokens * setting.price_per_million / 1e6:.2f} at {setting.model}'s price (less what is cached); "
               f"ACADEMY_MAX_COST=${setting.max_cost:g} stops a run that would cost more")
+
+
+def minilm_rate() -> int:
+    """Word pieces minilm embeds per second of CPU (labkit/minilm.py, measured)."""
+    from labkit import minilm
+    return minilm.PIECES_PER_SECOND
+
+
+def minilm_seconds(characters: int, grid: list, retrievers: int) -> float:
+    """CPU seconds minilm takes to embed the grid's chunks and the retrievers' texts, none of them cached.
+
+    A corpus of `characters` holds about PIECES_PER_CHARACTER word pieces each; a chunking at size s
+    and overlap o embeds them about (1 + o/s) times, and the model reads at most MAX_PIECES of a chunk,
+    so a chunk of s tokens (PIECES_PER_TOKEN pieces each) costs at most that much. A retriever embeds
+    the corpus about twice: its small units, and what it reads whole (rag10's parents, rag11's rag7
+    chunks). rag9's sentences and the texts two chunkers share are left out: an estimate, not a bill.
+    """
+    from labkit import minilm
+
+    pieces = characters * PIECES_PER_CHARACTER
+    total = sum(pieces * (1 + overlap / size) * min(1.0, minilm.MAX_PIECES / (size * PIECES_PER_TOKEN))
+                for _, size, overlap in grid)
+    return (total + 2 * retrievers * pieces) / minilm_rate()
+
+
+def _duration(seconds: float) -> str:
+    """2 h 40 min, 12 min, 45 s."""
+    if seconds >= 3600:
+        return f"{seconds // 3600:.0f} h {seconds % 3600 / 60:.0f} min"
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
 def score_grid(grid: list, texts: dict, questions: list, question_vectors, cache, budget: int, rag8) -> list:

@@ -14,9 +14,14 @@ runs it on Linux, macOS and Windows, with no torch.
 It is about a hundred times slower than wordllama, so the vectors of the course's own texts (the
 chunks and questions the reference labs embed) are computed ahead and ship in
 embeddings/all-MiniLM-L6-v2.orbit.npz (tools/make_course_vectors.py): a lab whose chunks match the
-reference's embeds nothing. A grading worker never reads that file (its environment says
-ACADEMY_COURSE_VECTORS=0, and its walls do not let it): keyed by the texts the reference cuts,
-it would tell a worker where the reference's boundaries are.
+reference's embeds nothing. A text the course does not ship (a student's own chunk) is embedded
+once and kept in the course's one embedding cache ($ACADEMY_CACHE_DIR/embeddings.sqlite, the
+openai embedder's and compare's too), so a rerun pays nothing for it.
+
+A grading worker reads neither (its environment says ACADEMY_COURSE_VECTORS=0, and its walls keep
+both out of reach): keyed by the texts the reference cuts, the shipped file would tell a worker
+where the reference's boundaries are, and a cache the instructor's own runs filled would do the
+same; one a worker wrote could hand the next lab a wrong vector.
 """
 
 from __future__ import annotations
@@ -45,6 +50,10 @@ _model = None
 _course: dict[bytes, np.ndarray] | None = None
 _vectors: dict[str, np.ndarray] = {}  # text -> its vector, once per process: the labs embed some texts twice
 MAX_KEPT = 200_000  # vectors kept at most (about 300 MB): a bound on memory for very long runs
+# What makes a vector in the cache this model's: a new model file, or another cut or pooling, needs a new name.
+CACHE_MODEL = f"minilm {NAME} onnx float16-stored, {MAX_PIECES} pieces, mean pooled"
+CACHE_BATCH = 512  # texts stored in one transaction: an interrupted run keeps all but the last few
+_cache_failed: list[str] = []  # why the cache could not be used, said once per process
 
 
 class Model:
@@ -99,13 +108,18 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:KEY_BYTES]
 
 
+def course_knowledge_allowed() -> bool:
+    """False in a grading worker (ACADEMY_COURSE_VECTORS=0): neither the shipped vectors nor the cache."""
+    return os.environ.get("ACADEMY_COURSE_VECTORS", "1") != "0"
+
+
 def course_vectors() -> dict[bytes, np.ndarray]:
     """The course's own texts' vectors, {key: vector}, read once; none in a grading worker
     (ACADEMY_COURSE_VECTORS=0) or where the file is absent."""
     global _course
     if _course is None:
         _course = {}
-        if os.environ.get("ACADEMY_COURSE_VECTORS", "1") != "0" and COURSE_VECTORS.is_file():
+        if course_knowledge_allowed() and COURSE_VECTORS.is_file():
             with np.load(COURSE_VECTORS) as kept:
                 _course = {key.tobytes(): vector for key, vector in zip(kept["keys"], kept["vectors"])}
     return _course
@@ -128,7 +142,7 @@ def vectors(texts: list[str]) -> np.ndarray:
                 missing.append(text)
             else:
                 _vectors[text] = kept.astype(np.float32)
-    embed_missing(missing)
+    embed_missing(from_cache(missing))
     result = np.zeros((len(texts), DIMENSIONS), np.float32)
     for row, text in enumerate(texts):
         if text.strip():
@@ -136,34 +150,121 @@ def vectors(texts: list[str]) -> np.ndarray:
     return result
 
 
+def cache_key(text: str) -> str:
+    """A text's key in the course's embedding cache: sha256 of the model's name and the text (compare's key too)."""
+    return hashlib.sha256(f"{CACHE_MODEL}\n".encode() + text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def open_cache():
+    """The course's embedding cache, or None: in a grading worker, or where it cannot be used (said once).
+
+    A cache only saves time: one that cannot be opened (a folder that cannot be written, a damaged
+    file, another layout) is left as it is, and this process embeds without it.
+    """
+    from labkit import openai_embedder
+
+    if not course_knowledge_allowed() or _cache_failed:
+        return None
+    path = openai_embedder.settings().cache_path
+    try:
+        return openai_embedder.Cache(path)
+    except openai_embedder.CacheError as error:
+        _cache_failed.append(str(error))
+        print(f"minilm: embedding without the cache: {error}", file=sys.stderr)
+        return None
+
+
+def from_cache(missing: list[str]) -> list[str]:
+    """Take from the cache the vectors of `missing` it holds; the texts still to embed."""
+    if not missing:
+        return missing
+    cache = open_cache()
+    if cache is None:
+        return missing
+    from labkit import openai_embedder
+
+    try:
+        keys = [cache_key(text) for text in missing]
+        found = cache.get(keys)
+    except openai_embedder.CacheError as error:
+        _cache_failed.append(str(error))
+        print(f"minilm: embedding without the cache: {error}", file=sys.stderr)
+        return missing
+    finally:
+        cache.close()
+    for key, text in zip(keys, missing):
+        if key in found:
+            _vectors[text] = found[key].copy()
+    return [text for key, text in zip(keys, missing) if key not in found]
+
+
 def embed_missing(missing: list[str]) -> None:
-    """Run the model on texts it has not seen in this process; a long run states its cost first."""
+    """Run the model on texts it has not seen, nor the course or the cache holds; a long run states its
+    cost first. What it computes goes into the cache as it goes, so an interrupted run keeps it too."""
     if not missing:
         return
     encodings = model().tokenizer.encode_batch(missing)
-    progress = Progress([len(encoding.ids) for encoding in encodings])
-    for batch in batches([len(encoding.ids) for encoding in encodings]):
-        length = len(encodings[batch[-1]].ids)
-        ids, mask = np.zeros((len(batch), length), np.int64), np.zeros((len(batch), length), np.int64)
-        for row, n in enumerate(batch):
-            ids[row, :len(encodings[n].ids)], mask[row, :len(encodings[n].ids)] = encodings[n].ids, 1
-        for n, vector in zip(batch, model().forward(ids, mask)):
-            _vectors[missing[n]] = vector
-        progress.show(len(batch))
-    progress.close()
+    keeping = Keeper()
+    progress = Progress([len(encoding.ids) for encoding in encodings], kept=keeping.cache is not None)
+    try:
+        for batch in batches([len(encoding.ids) for encoding in encodings]):
+            length = len(encodings[batch[-1]].ids)
+            ids, mask = np.zeros((len(batch), length), np.int64), np.zeros((len(batch), length), np.int64)
+            for row, n in enumerate(batch):
+                ids[row, :len(encodings[n].ids)], mask[row, :len(encodings[n].ids)] = encodings[n].ids, 1
+            for n, vector in zip(batch, model().forward(ids, mask)):
+                _vectors[missing[n]] = vector
+                keeping.add(missing[n], vector)
+            progress.show(len(batch))
+    finally:
+        keeping.close()
+        progress.close()
+
+
+class Keeper:
+    """Vectors on their way into the cache, CACHE_BATCH texts a transaction; nothing where there is no cache."""
+
+    def __init__(self):
+        self.cache, self.pending = open_cache(), []
+
+    def add(self, text: str, vector: np.ndarray) -> None:
+        if self.cache is not None:
+            self.pending.append((cache_key(text), vector))
+            if len(self.pending) >= CACHE_BATCH:
+                self.flush()
+
+    def flush(self) -> None:
+        from labkit import openai_embedder
+
+        try:
+            self.cache.put(CACHE_MODEL, self.pending)
+        except openai_embedder.CacheError as error:  # a full disk, a file damaged meanwhile: keep embedding
+            _cache_failed.append(str(error))
+            print(f"minilm: no longer keeping vectors in the cache: {error}", file=sys.stderr)
+            self.cache.close()
+            self.cache = None
+        self.pending = []
+
+    def close(self) -> None:
+        if self.cache is not None:
+            if self.pending:
+                self.flush()
+            if self.cache is not None:
+                self.cache.close()
 
 
 class Progress:
     """What a long run will cost, said before it starts, then a progress bar on stderr (a terminal's only)."""
 
-    def __init__(self, lengths: list[int]):
+    def __init__(self, lengths: list[int], kept: bool = False):
         self.total, self.done, self.started = len(lengths), 0, time.monotonic()
         self.shown = self.total >= PROGRESS_MIN_TEXTS
         self.bar = self.shown and sys.stderr.isatty()
         if self.shown:
             seconds = sum(lengths) / PIECES_PER_SECOND
+            kept = " (kept in the embedding cache for the next run)" if kept else ""
             print(f"minilm: embedding {self.total:,} texts the course does not ship vectors for "
-                  f"({sum(lengths):,} word pieces, about {seconds:,.0f} s of CPU); "
+                  f"({sum(lengths):,} word pieces, about {seconds:,.0f} s of CPU){kept}; "
                   f"ACADEMY_EMBEDDER=wordllama is about a hundred times faster", file=sys.stderr)
 
     def show(self, done: int) -> None:

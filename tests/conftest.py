@@ -87,6 +87,7 @@ def pytest_addoption(parser):
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     own_temporary_folder(config)
+    own_embedding_cache(config)
     config.addinivalue_line("markers", "grade(lab): a grading test of `lab`")
     config.addinivalue_line("markers", "grades(function): the student-written function a grading test judges")
     config.addinivalue_line("markers", "slow: a big input, run only with `pytest -m slow`")
@@ -110,6 +111,21 @@ def own_temporary_folder(config) -> None:
         folder = tempfile.mkdtemp(prefix="pytest-run-")
         config.option.basetemp = folder
         config.add_cleanup(functools.partial(shutil.rmtree, folder, ignore_errors=True))
+
+
+def own_embedding_cache(config) -> None:
+    """Give this run an embedding cache of its own ($ACADEMY_CACHE_DIR), empty at the start, removed at the end.
+
+    The course keeps every vector it computes in the user's cache folder (minilm's for the texts the
+    course does not ship, compare's, the openai embedder's), so that a rerun pays nothing. A test
+    that read that folder would pass or fail by what ran before it on this machine, and one that
+    wrote there would leave its texts behind: the labs a test runs, and the tests themselves, use
+    this run's folder instead (a test of the cache sets its own). A folder apart from --basetemp,
+    which pytest empties when it first hands out a temporary path.
+    """
+    folder = tempfile.mkdtemp(prefix="pytest-cache-")
+    os.environ["ACADEMY_CACHE_DIR"] = folder
+    config.add_cleanup(functools.partial(shutil.rmtree, folder, ignore_errors=True))
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -148,6 +148,9 @@ def test_wordllama_is_semantic_and_hash_is_lexical():
 
 
 def test_embedder_chosen_by_argument_or_environment(monkeypatch):
+    monkeypatch.delenv("ACADEMY_EMBEDDER", raising=False)
+    assert academy_llm.embedder_name() == academy_llm.DEFAULT_EMBEDDER == "minilm"  # contextual by default
+    assert embed(["x"], "wordllama").shape == (1, 256)  # the fast static model, by name
     monkeypatch.setenv("ACADEMY_EMBEDDER", "hash")
     assert embed(["x"]).shape == (1, labkit.embedders.HASH_DIMENSIONS)
     with pytest.raises(ValueError, match="unknown embedder 'bert'.*wordllama, hash, openai, minilm"):

@@ -453,6 +453,20 @@ def test_a_paid_embedder_says_what_the_run_may_cost_before_it_starts(tmp_path, c
     assert "openai: about 1.0 M tokens to embed, at most about $0.02 at text-embedding-3-small's price" in printed
 
 
+def test_the_contextual_default_says_up_front_when_it_would_take_long_and_names_the_faster_choice(tmp_path, capsys):
+    settings = compare.Settings(tmp_path, None, tmp_path, 1000, (128, 256, 512), (0,), "t", "minilm", tmp_path,
+                                tmp_path, None)
+    method = compare.Method("m", chunk=lambda text, size, overlap: [])
+    grid = [(method, size, size // 8) for size in (128, 256, 512)]
+    compare._announce(settings, {"a.md": "x" * 5_000_000}, grid, ["small to big (rag10)"])
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "minilm: about 42 min of CPU to embed these chunkings and retrievers" in printed
+    assert "--embedder wordllama, a static model, takes about a hundredth of that" in printed
+    compare._announce(settings, {"a.md": "x" * 20_000}, grid)  # a few seconds: nothing to warn of
+    assert "minilm:" not in capsys.readouterr().out
+    assert compare._duration(45) == "45 s" and compare._duration(600) == "10 min"
+
+
 SECTION = "# Part {n}\n\nBackups of part {n} run at {n} o'clock.\n\n```bash\n# not a heading {n}\necho {n}\n```\n\n"
 
 

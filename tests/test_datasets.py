@@ -43,9 +43,9 @@ def test_every_kind_and_split_is_used(field, values):
 
 
 def test_enough_questions_to_tell_methods_apart():
-    """500 test and 200 dev questions, 60 of each kind in test: one question is 0.002 of test recall."""
+    """480 test and 200 dev questions, 60 of each kind in test: one question is about 0.002 of test recall."""
     test = Counter(q["kind"] for q in QUESTIONS if q["split"] == "test")
-    assert sum(test.values()) >= 500 and len(QUESTIONS) - sum(test.values()) >= 200
+    assert sum(test.values()) >= 480 and len(QUESTIONS) - sum(test.values()) >= 200
     assert min(test.values()) >= 60, test
 
 
@@ -71,3 +71,26 @@ def test_a_draft_question_gets_its_one_exact_span_or_the_reason():
         assert record is None and reason in problems[0]
     record, problems = resolve({**draft, "kind": "multi_section"}, pages)
     assert record is None and "extra_answers" in problems[0]
+
+
+def test_the_audit_flags_an_answer_that_stands_elsewhere_and_a_span_too_short():
+    from questions import audit
+
+    pages = {"a": "# Ports\n\nThe console listens on `http.port` 7400.\n\n| `ORBIT_PORT` | 7400 |\n",
+             "b": "# FAQ\n\nBy default `http.port` is 7400.\n\nSomething else entirely.\n",
+             "c": "# Other\n\nYes.\n"}
+    elsewhere = {"id": "x", "doc_id": "a", "question": "Which port does the console use?", "kind": "prose",
+                 "answer": "The console listens on `http.port` 7400.", "start": 9, "end": 49}
+    short = {"id": "y", "doc_id": "c", "question": "Is it safe to restart?", "kind": "prose",
+             "answer": "Yes.", "start": 9, "end": 13}
+    flagged = audit([elsewhere, short], pages)
+    assert [(q["id"], why.split(":")[0]) for q, why in flagged] == [("x", "elsewhere"), ("y", "short")]
+    assert "also in b line 3" in flagged[0][1]
+
+
+@pytest.mark.heavy  # reads every block of every page for each question: a second or two of CPU
+def test_every_test_question_the_audit_flags_was_read():
+    from questions import READ, audit
+
+    unread = {q["id"] for q, _ in audit(corpus_questions("test"), PAGES)} - READ.keys()
+    assert not unread, f"read these and fix, drop or add them to READ: {sorted(unread)}"

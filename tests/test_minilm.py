@@ -74,6 +74,64 @@ def test_a_grading_worker_never_reads_the_course_vectors(monkeypatch):
     assert minilm.course_vectors() == {}
 
 
+@pytest.fixture
+def fresh(monkeypatch, tmp_path):
+    """An embedder that has seen nothing in this process, with a cache folder of its own."""
+    monkeypatch.setenv("ACADEMY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(minilm, "_vectors", {})
+    monkeypatch.setattr(minilm, "_cache_failed", [])
+    return tmp_path / "cache" / "embeddings.sqlite"
+
+
+def no_model():
+    raise AssertionError("the model ran for a text the cache holds")
+
+
+def test_a_text_the_course_does_not_ship_is_embedded_once_and_kept_for_the_next_run(fresh, monkeypatch):
+    texts = ["a student's own chunk, cut where the reference never cuts", "and another one, also new"]
+    first = minilm.vectors(texts)
+    assert fresh.is_file()
+    monkeypatch.setattr(minilm, "_vectors", {})  # the next process: only the file remembers
+    monkeypatch.setattr(minilm, "model", no_model)
+    assert np.array_equal(minilm.vectors(texts), first)
+
+
+def test_compare_and_the_labs_keep_a_minilm_vector_under_one_key():
+    from labkit import compare
+
+    cache = compare.EmbeddingCache.__new__(compare.EmbeddingCache)
+    cache.embedder, cache.model = "minilm", compare._model_of("minilm")
+    assert cache.key("some chunk") == minilm.cache_key("some chunk")
+
+
+def test_a_grading_worker_neither_reads_nor_writes_the_cache(fresh, monkeypatch):
+    """A cache the instructor's runs filled holds the reference's chunks: present or not, a text's row
+    would tell a worker where the reference cuts; and a row a worker wrote could mislead the next."""
+    text = "a chunk the reference cuts"
+    minilm.vectors([text])
+    planted = np.zeros(minilm.DIMENSIONS, np.float32)
+    planted[0] = 1  # a vector the model never gives: found only if the worker reads the cache
+    from labkit import openai_embedder
+    cache = openai_embedder.Cache(fresh)
+    cache.connection.execute("DELETE FROM vectors")
+    cache.put(minilm.CACHE_MODEL, [(minilm.cache_key(text), planted)])
+    cache.close()
+    before = fresh.read_bytes()
+    monkeypatch.setenv("ACADEMY_COURSE_VECTORS", "0")
+    monkeypatch.setattr(minilm, "_vectors", {})
+    assert minilm.open_cache() is None
+    assert minilm.vectors([text, "a text no one embedded before"])[0] @ planted < 0.9
+    assert fresh.read_bytes() == before
+
+
+def test_a_cache_that_cannot_be_read_costs_time_never_the_run(fresh, capsys):
+    fresh.parent.mkdir(parents=True)
+    fresh.write_bytes(b"not a database, whatever its name says" * 100)
+    vectors = minilm.vectors(["embedded all the same"])
+    assert np.isclose(np.linalg.norm(vectors[0]), 1)
+    assert "minilm: embedding without the cache: the embedding cache" in capsys.readouterr().err
+
+
 @pytest.mark.heavy  # loads torch and sentence-transformers
 def test_onnx_model_matches_sentence_transformers():
     sentence_transformers = pytest.importorskip("sentence_transformers")

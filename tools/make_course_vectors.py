@@ -5,9 +5,17 @@ embedded is kept with its vector; the questions of both splits too. The labs run
 processes, each lab after another in its process, so that a text two labs of one group embed
 (rag10's units, which rag11 ranks again) is embedded once. A student whose chunks match the
 reference's then embeds nothing new, and a lab stays within its CPU budget.
-Run it after changing a lab's chunks or the model:
+Run it after changing what a lab embeds:
 
-    python tools/make_course_vectors.py        # about 25 minutes of CPU
+    python tools/make_course_vectors.py          # the labs' new texts only: minutes (4 min of CPU
+                                                 # for 7,808 new texts beside 31,443 kept, 2026-12-05)
+    python tools/make_course_vectors.py --full   # every text again, after changing the model: about 25 minutes
+
+By default the labs read the file as it is, so a text it already holds is looked up, and only new
+texts are embedded; the file written holds what the labs embed now, so a text no lab embeds any
+more is dropped. --full embeds every text again, as a new model needs. Either way the user's
+embedding cache is left out (the labs run with a cache folder of their own): every vector written
+comes from the model or from the file itself.
 
 The file holds keys (sha256 of each text, its first 16 bytes; the texts themselves are not kept)
 and float16 vectors, a cosine of 0.99999 or more with the float32 ones.
@@ -55,9 +63,22 @@ def record(labs: list[str], out: str) -> None:
             pass
 
 
-def main() -> None:
-    environment = dict(os.environ, ACADEMY_EMBEDDER="minilm", ACADEMY_COURSE_VECTORS="0", MPLBACKEND="Agg")
+def shipped() -> dict[bytes, np.ndarray]:
+    """The file as it is now, {key: vector} (empty where there is no file)."""
+    from labkit import minilm
+
+    if not minilm.COURSE_VECTORS.is_file():
+        return {}
+    with np.load(minilm.COURSE_VECTORS) as data:
+        return dict(zip(map(bytes, data["keys"]), data["vectors"]))
+
+
+def main(full: bool) -> None:
+    before = {} if full else shipped()
+    failed = []
     with tempfile.TemporaryDirectory() as folder:
+        environment = dict(os.environ, ACADEMY_EMBEDDER="minilm", ACADEMY_COURSE_VECTORS="0" if full else "1",
+                           ACADEMY_CACHE_DIR=str(Path(folder) / "cache"), MPLBACKEND="Agg")
         parts = [str(Path(folder) / f"{n}.npz") for n in range(len(GROUPS))]
 
         def run(n: int) -> None:
@@ -65,6 +86,8 @@ def main() -> None:
                                   cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             print(f"{', '.join(GROUPS[n])}: exit {done.returncode}", done.stderr.strip().splitlines()[-1:],
                   flush=True)
+            if done.returncode:
+                failed.append(n)
 
         with ThreadPoolExecutor(len(GROUPS)) as pool:
             list(pool.map(run, range(len(GROUPS))))
@@ -72,16 +95,27 @@ def main() -> None:
         for part in parts:
             with np.load(part) as data:
                 kept.update(zip(map(bytes, data["keys"]), data["vectors"]))
+    dropped = before.keys() - kept.keys()
+    if failed:  # a lab that stopped early did not embed all it embeds: what it did not reach is kept
+        kept = before | kept
+        print("a group of labs stopped on an error (above): nothing is dropped from the file this time")
     keys = sorted(kept)
     out = ROOT / "embeddings" / "all-MiniLM-L6-v2.orbit.npz"
     out.parent.mkdir(exist_ok=True)
-    np.savez(out, keys=np.array([np.frombuffer(key, np.uint8) for key in keys]),
-             vectors=np.array([kept[key] for key in keys], np.float16))
+    with tempfile.NamedTemporaryFile(dir=out.parent, suffix=".npz", delete=False) as file:  # whole, or not at all
+        np.savez(file, keys=np.array([np.frombuffer(key, np.uint8) for key in keys]),
+                 vectors=np.array([kept[key] for key in keys], np.float16))
+    os.replace(file.name, out)
     print(f"{out.relative_to(ROOT)}: {len(keys):,} texts, {out.stat().st_size / 1e6:.1f} MB")
+    if not full:
+        print(f"  {len(before.keys() & kept.keys()):,} kept from the file, {len(kept.keys() - before.keys()):,} "
+              f"embedded now, {0 if failed else len(dropped):,} dropped (no lab embeds them any more)")
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--record"]:
         record(sys.argv[3:], sys.argv[2])
+    elif sys.argv[1:] in ([], ["--full"]):
+        main(full=sys.argv[1:] == ["--full"])
     else:
-        main()
+        raise SystemExit("usage: python tools/make_course_vectors.py [--full]")

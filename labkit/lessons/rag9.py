@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from academy_llm import (
-    check_chunking, corpus_pages, corpus_questions, describe_embedder, embed, embedder_name, top_k, top_k_each,
+    DEFAULT_EMBEDDER, check_chunking, corpus_pages, corpus_questions, describe_embedder, embed, embedder_name, top_k, top_k_each,
 )
 from labkit import ground
 from labkit.cases import Case, Invariants, returns, tricky_cases
@@ -115,7 +115,7 @@ def piece_cases(lab: dict) -> list[Case]:
 def check_pieces(lab: dict) -> bool:
     """Step 1: every piece on its hand-worked cases; False (and why) if one goes wrong. The embedder,
     when it is not the default, is named first: every step cuts and measures with it."""
-    if embedder_name() != "wordllama":
+    if embedder_name() != DEFAULT_EMBEDDER:
         print(f"Embedder: {describe_embedder()} (ACADEMY_EMBEDDER), in every step\n")
     print("1. The pieces, checked on cases worked out by hand and on tricky texts")
     checks = Invariants("rag9")
