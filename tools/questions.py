@@ -24,6 +24,7 @@ words of its own, shares at most one.
 import argparse
 import json
 import sys
+import re
 from collections import Counter
 from pathlib import Path
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from academy_llm import (
-    DEFAULT_EMBEDDER, check_chunking, corpus_pages, corpus_questions, describe_embedder, embed, embedder_name, top_k, top_k_each,
+    DEFAULT_EMBEDDER, check_chunking, corpus_pages, corpus_questions, describe_embedder, embed, embedder_name, top_k,
+    top_k_each,
 )
 from labkit import ground
 from labkit.cases import Case, Invariants, returns, tricky_cases
