@@ -23,8 +23,8 @@ words of its own, shares at most one.
 
 import argparse
 import json
-import sys
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from academy_llm import corpus_pages, corpus_questions  # noqa: E402
-from labkit.lessons.rag8 import content_words  # noqa: E402 (rag8's dial groups questions by the same rule)
+from labkit.lessons.rag8 import STOP_WORDS, content_words  # noqa: E402 (rag8's dial groups questions by the same rule)
 
 QUESTIONS = ROOT / "datasets" / "orbit-questions.jsonl"
 KINDS = ("prose", "identifier", "table", "code", "multi_section")
