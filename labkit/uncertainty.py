@@ -64,8 +64,9 @@ class Interval:
         return places
 
     def plain(self) -> str:
-        """The interval of a score (no sign): "0.88 [0.85, 0.91]"."""
-        return f"{self.estimate:.2f} [{self.low:.2f}, {self.high:.2f}]"
+        """The interval of a score (no sign): "0.88 [0.85, 0.91]". A score is never below 0, so an end the
+        normal approximation puts below it prints as 0: all misses give "0.00 [0.00, 0.01]", not "-0.00"."""
+        return f"{self.estimate:.2f} [{max(self.low, 0.0):.2f}, {self.high:.2f}]"
 
     def verdict(self, more: str = "more", less: str = "less") -> str:
         """What a difference's interval shows, in a word: `more`, `less`, or that it shows nothing."""

@@ -94,3 +94,10 @@ def test_an_interval_prints_the_digits_its_verdict_needs():
     assert str(Interval(0.02, 0.001, 0.04)) == "+0.020 [+0.001, +0.040]"
     assert str(Interval(-0.02, -0.04, -0.0004)) == "-0.0200 [-0.0400, -0.0004]"
     assert str(Interval(0.01, -0.001, 0.03)) == "+0.01 [-0.00, +0.03]"  # holds 0: not shown
+
+
+def test_a_score_interval_never_prints_below_zero():
+    # all misses but one: the normal approximation's low end is below 0, and a score cannot be
+    interval = mean_interval([0.0] * 99 + [1.0])
+    assert interval.low < 0
+    assert interval.plain() == "0.01 [0.00, 0.03]"
