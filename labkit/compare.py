@@ -42,6 +42,7 @@ import os
 import re
 import sys
 import time
+from array import array
 from fractions import Fraction
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -50,7 +51,6 @@ import numpy as np
 
 from academy_llm import (
     COURSE_ROOT, DEFAULT_EMBEDDER, EMBEDDERS, check_exact_slices, count_tokens, describe_embedder, embed, read_page,
-    top_k_each,
 )
 from labkit.loading import load_lab
 from labkit.uncertainty import Interval
@@ -248,8 +248,8 @@ class Method(NamedTuple):
 
     name: str
     chunk: Callable | None = None  # a chunker: chunk(text, size, overlap) -> [Chunk]
-    search: Callable | None = None  # a retriever: -> [[(doc, start, end)]] a question, within budget
-    units: Callable | None = None  # a retriever: units(texts) -> how many units it ranks
+    search: Callable | None = None  # a retriever: search(pages, questions, budget) -> [[(page, start, end)]]
+    units: Callable | None = None  # a retriever: units(pages) -> how many units it ranks (pages as searched)
     overlaps: bool = True  # False: a chunker with no overlap of its own (rag9's semantic cuts, chonkie)
 
 
@@ -269,10 +269,10 @@ def course_methods(labs: Path, title: str, embedder: str, problems: list) -> lis
 def _retriever(name, module, build, title, embedder):
     """rag10 or rag11: its own search, at the question's budget, with the run's title and embedder;
     `build` is the index it searches (built once, kept by the lab), for the count of its units."""
-    def search(texts, questions, budget):
-        return module.search(texts, questions, budget, title=title, embedder=embedder)
+    def search(pages, questions, budget):
+        return module.search(pages, questions, budget, title=title, embedder=embedder)
 
-    return [Method(name, search=search, units=lambda texts: len(build(texts, title, embedder).units))]
+    return [Method(name, search=search, units=lambda pages: len(build(pages, title, embedder).units))]
 
 
 _COURSE = {  # lab -> its methods, in the order of the course
@@ -400,7 +400,7 @@ class EmbeddingCache:
     def __init__(self, folder: Path, embedder: str):
         from labkit import openai_embedder
 
-        self.embedder = embedder
+        self.embedder, self.folder = embedder, folder
         self.model = _model_of(embedder)
         self.store = open_cache(folder / openai_embedder.CACHE_FILE)
         self.embedded = 0  # texts sent to the embedder by this run
@@ -533,12 +533,47 @@ def chunks_of(method: Method, name: str, text: str, size: int, overlap: int):
             yield offset, chunk
 
 
+class Vectors:
+    """A chunking's unit vectors, float32, in a file of their own beside the cache, a block of rows read at
+    a time: memory holds a block, whatever the corpus (30 MB of Markdown at 128 tokens is 1 GB of vectors
+    in a minilm run). The file goes when the object is closed or collected."""
+
+    ROWS = 16_384  # rows read at a time: 16 MB of minilm's 384 dimensions
+
+    def __init__(self, folder: Path):
+        import tempfile
+
+        self.file = tempfile.TemporaryFile(dir=folder, prefix="compare-vectors-")
+        self.rows, self.dimensions = 0, None
+
+    def append(self, matrix: np.ndarray) -> None:
+        """Add rows (float32) at the end of the file."""
+        matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        if not len(matrix):
+            return
+        self.dimensions = self.dimensions or matrix.shape[1]
+        self.file.write(matrix.tobytes())
+        self.rows += len(matrix)
+
+    def blocks(self):
+        """(first row, matrix) for each block of ROWS rows, in order."""
+        self.file.flush()
+        for first in range(0, self.rows, self.ROWS):
+            count = min(self.ROWS, self.rows - first)
+            self.file.seek(first * self.dimensions * 4)
+            matrix = np.frombuffer(self.file.read(count * self.dimensions * 4), dtype=np.float32)
+            yield first, matrix.reshape(count, self.dimensions)
+
+    def close(self) -> None:
+        self.file.close()
+
+
 class Spans(NamedTuple):
     """One chunking of every document, kept small: a row per chunk (document number, start, end, tokens)
-    and its unit vector; the chunks' texts are not kept."""
+    and its unit vector on disk (Vectors); the chunks' texts are not kept."""
 
     rows: np.ndarray  # int64, (chunks, 4)
-    vectors: np.ndarray  # float32, (chunks, dimensions)
+    vectors: Vectors  # a row per chunk
     seconds: float  # chunking and embedding
 
 
@@ -560,38 +595,59 @@ class Scored(NamedTuple):
 
 def chunk_and_embed(method: Method, texts: dict, size: int, overlap: int, cache, progress: Progress) -> Spans:
     """Chunk document after document, embedding as it goes: memory holds one part's chunks (see parts),
-    never the texts of a whole corpus's. A ValueError (with the document) if the chunker fails or gives
-    a chunk that is not the slice it claims: a comparison must rest on true offsets."""
-    rows, vectors, pending, began = [], [], [], time.perf_counter()
-    for number, (name, text) in enumerate(texts.items()):
-        for offset, chunk in chunks_of(method, name, text, size, overlap):
-            rows.append((number, offset + chunk.start, offset + chunk.end, chunk.n_tokens))
-            pending.append(chunk.embedding_text)
-            if len(pending) == EMBED_BATCH:
-                vectors.append(cache.vectors(pending))
-                pending = []
-        progress.advance(len(text))
-    if pending:
+    never the texts of a whole corpus's, and the vectors go to disk (Vectors). A ValueError (with the
+    document) if the chunker fails or gives a chunk that is not the slice it claims: a comparison must
+    rest on true offsets."""
+    rows, vectors, pending, began = array("q"), Vectors(cache.folder), [], time.perf_counter()
+    try:
+        for number, (name, text) in enumerate(texts.items()):
+            for offset, chunk in chunks_of(method, name, text, size, overlap):
+                rows.extend((number, offset + chunk.start, offset + chunk.end, chunk.n_tokens))
+                pending.append(chunk.embedding_text)
+                if len(pending) == EMBED_BATCH:
+                    vectors.append(cache.vectors(pending))
+                    pending = []
+            progress.advance(len(text))
         vectors.append(cache.vectors(pending))
-    matrix = np.concatenate(vectors) if vectors else np.zeros((0, 1), dtype=np.float32)
-    return Spans(np.array(rows, dtype=np.int64).reshape(-1, 4), matrix, time.perf_counter() - began)
+    except BaseException:
+        vectors.close()
+        raise
+    return Spans(np.frombuffer(rows, dtype=np.int64).reshape(-1, 4), vectors, time.perf_counter() - began)
+
+
+def best_rows(question_vectors: np.ndarray, vectors: Vectors, depth: int) -> list:
+    """top_k_each's rows, read a block of vectors at a time: for each question, the `depth` rows of highest
+    cosine, best first, a tie to the earlier row.
+
+    Each block's scores join the best rows so far, kept in row order, so that a stable sort of the
+    scores breaks every tie by row, as one sort of all the scores would."""
+    questions = np.asarray(question_vectors, dtype=np.float32)
+    kept_rows = np.zeros((len(questions), 0), dtype=np.int64)
+    kept_scores = np.zeros((len(questions), 0), dtype=np.float32)
+    for first, matrix in vectors.blocks():
+        rows = np.concatenate([kept_rows, np.broadcast_to(np.arange(first, first + len(matrix)),
+                                                          (len(questions), len(matrix)))], axis=1)
+        scores = np.concatenate([kept_scores, questions @ matrix.T], axis=1)
+        best = np.sort(np.argsort(-scores, axis=1, kind="stable")[:, :depth], axis=1)  # back in row order
+        kept_rows, kept_scores = np.take_along_axis(rows, best, 1), np.take_along_axis(scores, best, 1)
+    order = np.argsort(-kept_scores, axis=1, kind="stable")
+    return np.take_along_axis(kept_rows, order, 1).tolist()
 
 
 def score_spans(spans: Spans, names: list, questions: list, question_vectors, budget: int, rag8) -> tuple:
     """(recall, tokens read) per question, as rag8 scores: the chunks ranked by cosine, taken best first
     while they fit in `budget` tokens, and did they hold the answer whole?"""
     depth = min(len(spans.rows), budget + 1)  # every chunk is a token at least: no more can fit
+    ranked = [top for first in range(0, len(questions), QUESTION_BLOCK)  # a block at a time: its scores stay small
+              for top in (best_rows(question_vectors[first:first + QUESTION_BLOCK], spans.vectors, depth) if depth
+                          else [[]] * len(questions[first:first + QUESTION_BLOCK]))]
     recall, tokens = [], []
-    for first in range(0, len(questions), QUESTION_BLOCK):  # a block at a time: a score matrix stays small
-        block = questions[first:first + QUESTION_BLOCK]
-        ranked = (top_k_each(question_vectors[first:first + QUESTION_BLOCK], spans.vectors, depth) if depth
-                  else [[] for _ in block])
-        for question, top in zip(block, ranked):
-            rows = spans.rows[[row for row, _ in top]].reshape(-1, 4)
-            hits = [(names[doc], start, end) for doc, start, end, _ in rows.tolist()]
-            kept = rag8.within_budget(hits, rows[:, 3].tolist(), budget)
-            recall.append(rag8.recall_at_k(kept, [_gold(question)], len(kept)) if kept else 0.0)
-            tokens.append(int(rows[:len(kept), 3].sum()))
+    for question, top in zip(questions, ranked):
+        rows = spans.rows[top].reshape(-1, 4)
+        hits = [(names[doc], start, end) for doc, start, end, _ in rows.tolist()]
+        kept = rag8.within_budget(hits, rows[:, 3].tolist(), budget)
+        recall.append(rag8.recall_at_k(kept, [_gold(question)], len(kept)) if kept else 0.0)
+        tokens.append(int(rows[:len(kept), 3].sum()))
     return np.array(recall), np.array(tokens)
 
 
@@ -612,7 +668,7 @@ def score_retriever(method: Method, texts: dict, questions: list, budget: int, r
     recall = [rag8.recall_at_k(spans, [_gold(question)], len(spans)) if spans else 0.0
               for question, spans in zip(questions, found)]
     tokens = [sum(count_tokens(texts[doc][start:end]) for doc, start, end in spans) for spans in found]
-    return Scored(method.name, None, None, np.array(recall), np.array(tokens), method.units(texts))
+    return Scored(method.name, None, None, np.array(recall), np.array(tokens), method.units(pages))
 
 
 def _gold(question: Question) -> tuple:
@@ -1227,7 +1283,10 @@ def score_grid(grid: list, texts: dict, questions: list, question_vectors, cache
         if method.name not in failed:
             try:
                 spans = chunk_and_embed(method, texts, size, overlap, cache, progress)
-                recall, tokens = score_spans(spans, names, questions, question_vectors, budget, rag8)
+                try:
+                    recall, tokens = score_spans(spans, names, questions, question_vectors, budget, rag8)
+                finally:
+                    spans.vectors.close()
                 scored.append(Scored(method.name, size, overlap, recall, tokens, len(spans.rows)))
             except ValueError as error:
                 print(f"\n  {method.name}: left out, {error}", file=sys.stderr)
