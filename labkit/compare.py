@@ -68,6 +68,7 @@ QUESTION_BLOCK = 16  # questions ranked at a time against every chunk or unit
 PART_CHARACTERS = 1_000_000  # a document longer than this is chunked a part at a time (see parts)
 RETRIEVER_BYTES = 180  # memory of rag10's and rag11's indexes per character of corpus: 0.9 GB for 5.1 M measured
 RETRIEVER_WARNING = 10_000_000  # characters from which that memory is said before the run
+SAMPLE_CHARACTERS = 40_000  # characters each chunker is timed on before the run, for its estimate
 MEANINGFUL = 0.05  # the smallest difference in recall worth the questions to show it
 
 
@@ -251,6 +252,7 @@ class Method(NamedTuple):
     search: Callable | None = None  # a retriever: search(pages, questions, budget) -> [[(page, start, end)]]
     units: Callable | None = None  # a retriever: units(pages) -> how many units it ranks (pages as searched)
     overlaps: bool = True  # False: a chunker with no overlap of its own (rag9's semantic cuts, chonkie)
+    release: Callable | None = None  # a retriever: let go of the indexes its lab keeps, once every one has run
 
 
 def course_methods(labs: Path, title: str, embedder: str, problems: list) -> list:
@@ -272,7 +274,12 @@ def _retriever(name, module, build, title, embedder):
     def search(pages, questions, budget):
         return module.search(pages, questions, budget, title=title, embedder=embedder)
 
-    return [Method(name, search=search, units=lambda pages: len(build(pages, title, embedder).units))]
+    def release():  # the lab keeps each index it builds (rag11 reuses rag10's): a run needs them no more
+        for kept in ("INDEXES", "HYBRIDS"):
+            getattr(module, kept, {}).clear()
+
+    return [Method(name, search=search, units=lambda pages: len(build(pages, title, embedder).units),
+                   release=release)]
 
 
 _COURSE = {  # lab -> its methods, in the order of the course
@@ -405,6 +412,8 @@ class EmbeddingCache:
         self.store = open_cache(folder / openai_embedder.CACHE_FILE)
         self.embedded = 0  # texts sent to the embedder by this run
         self.reused = 0  # texts this run found on disk, embedded by an earlier run
+        self.sampling = False  # True while the estimate times a sample: nothing counted then...
+        self.sampled = set()  # ...and the keys it embedded count as embedded when the run meets them
 
     def key(self, text: str) -> str:
         """The text's key: the openai embedder's own for its texts, else the sha256 of model and text."""
@@ -418,7 +427,11 @@ class EmbeddingCache:
         """A unit vector per text (a row each), from the cache or embedded now (with a bar when `label`)."""
         keys = [self.key(text) for text in texts]
         known = self.store.get(list(dict.fromkeys(keys)))
-        self.reused += len(known)
+        early = [key for key in known if key in self.sampled]
+        self.sampled.difference_update(early)
+        if not self.sampling:
+            self.reused += len(known) - len(early)
+            self.embedded += len(early)
         missing = {key: text for key, text in zip(keys, texts) if key not in known}
         if missing:
             progress = Progress(label, len(missing), "texts") if label else None
@@ -432,7 +445,10 @@ class EmbeddingCache:
                     progress.advance(len(batch))
             if progress:
                 progress.close()
-            self.embedded += len(missing)
+            if self.sampling:
+                self.sampled.update(missing)
+            else:
+                self.embedded += len(missing)
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
         matrix = np.stack([known[key] for key in keys]).astype(np.float32)
@@ -1233,6 +1249,7 @@ def compare(settings: Settings, texts: dict, questions: list, methods: list) -> 
     question_vectors = cache.vectors([question.question for question in questions], "embedding questions")
     grid = [(method, size, overlap) for method in methods if method.chunk for size, overlap in settings.grid(method)]
     _announce(settings, texts, grid, [method.name for method in methods if method.search])
+    print(estimate_line(grid, texts, cache))
     scored = score_grid(grid, texts, questions, question_vectors, cache, settings.budget, rag8)
     scored += retrieve([m for m in methods if m.search], texts, questions, settings.budget, rag8)
     if not scored:
@@ -1258,8 +1275,7 @@ def compare(settings: Settings, texts: dict, questions: list, methods: list) -> 
 def _announce(settings: Settings, texts: dict, grid: list, retrievers: list = ()) -> None:
     """What is about to be done, before the long part: the chunkings and, for a paid embedder, its cost."""
     characters = sum(map(len, texts.values()))
-    print(f"{len(grid)} chunkings of {characters / 1e6:.2f} M characters to embed and score (the bar shows the time "
-          f"left once it moves)")
+    print(f"{len(grid)} chunkings of {characters / 1e6:.2f} M characters to embed and score")
     if retrievers and characters > RETRIEVER_WARNING:
         print(f"{_some(retrievers)} index the whole corpus at once: about {characters * RETRIEVER_BYTES / 1e9:.1f} GB "
               f"of memory for these {characters / 1e6:.0f} M characters (the chunkers need the largest document's "
@@ -1271,6 +1287,62 @@ def _announce(settings: Settings, texts: dict, grid: list, retrievers: list = ()
         print(f"openai: about {tokens / 1e6:.1f} M tokens to embed, at most about "
               f"${tokens * setting.price_per_million / 1e6:.2f} at {setting.model}'s price (less what is cached); "
               f"ACADEMY_MAX_COST=${setting.max_cost:g} stops a run that would cost more")
+
+
+def estimate_line(grid: list, texts: dict, cache, sample: int = SAMPLE_CHARACTERS) -> str:
+    """The time the chunkings will take, said before they start: each chunker timed on a sample (a few
+    thousand characters from documents spread over the corpus, chunked and embedded through the cache,
+    where its vectors stay for the run), at its first setting, scaled to the corpus and its settings.
+    The retrievers come after, on top."""
+    sample_texts, took, cache.sampling = _sample(texts, sample), {}, True
+    try:
+        for method, size, overlap in grid:
+            if method.name not in took:
+                took[method.name] = _time_on(method, sample_texts, size, overlap, cache)
+    finally:
+        cache.sampling = False
+    sampled = max(sum(map(len, sample_texts.values())), 1)
+    characters = sum(map(len, texts.values()))
+    seconds = sum(took[method.name] for method, _, _ in grid) * characters / sampled
+    return (f"about {_duration(seconds)} of CPU for the chunkings, from each chunker timed on {sampled:,} "
+            f"characters of these documents; the bar counts characters")
+
+
+def _time_on(method: Method, texts: dict, size: int, overlap: int, cache) -> float:
+    """CPU seconds to chunk and embed `texts`; 0 for a chunker that fails (its turn says so in one line)."""
+    began = time.process_time()
+    try:
+        for name, text in texts.items():
+            pending = [chunk.embedding_text for _, chunk in chunks_of(method, name, text, size, overlap)]
+            for first in range(0, len(pending), EMBED_BATCH):
+                cache.vectors(pending[first:first + EMBED_BATCH])
+    except ValueError:
+        return 0.0
+    return time.process_time() - began
+
+
+def _sample(texts: dict, characters: int, pieces: int = 8) -> dict:
+    """About `characters` characters of the corpus: `pieces` runs of lines, taken at even steps through
+    the documents one after another (so one big file gives pieces from its whole length)."""
+    total = sum(map(len, texts.values()))
+    if total <= characters:
+        return dict(texts)
+    picked, each, passed = {}, characters // pieces, 0
+    wanted = [round(n * total / pieces) for n in range(pieces)]
+    for name, text in texts.items():
+        for at in (spot - passed for spot in wanted if passed <= spot < passed + len(text)):
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", start + each, start + 4 * each)  # a line end, unless the line is very long
+            picked[f"{name} at {start}"] = text[start:start + each if end < 0 else end + 1]
+        passed += len(text)
+    return picked
+
+
+def _duration(seconds: float) -> str:
+    """A duration as a person reads it: 40 s, 12 min, 2.5 h."""
+    if seconds < 90:
+        return f"{max(seconds, 1):.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
 def score_grid(grid: list, texts: dict, questions: list, question_vectors, cache, budget: int, rag8) -> list:
@@ -1293,22 +1365,45 @@ def score_grid(grid: list, texts: dict, questions: list, question_vectors, cache
                 failed.add(method.name)
         progress.advance(before + characters - progress.done)
     progress.close()
+    release_memory()
     return scored
 
 
 def retrieve(methods: list, texts: dict, questions: list, budget: int, rag8) -> list:
-    """Each retriever's Scored; one that fails is left out with one line."""
+    """Each retriever's Scored; one that fails is left out with one line. Each starts on memory the
+    chunkings have let go of, and their indexes go once all have run."""
     if not methods:
         return []
     progress, scored = Progress("retrieving (rag10, rag11)", len(methods), "retrievers"), []
     for method in methods:
+        release_memory()  # rag11 builds on rag10's index, whose embedding is done: wordllama's lines can go
         try:
             scored.append(score_retriever(method, texts, questions, budget, rag8))
         except Exception as error:  # a learner's lab may stop at a TODO: compare the rest
             print(f"\n  {method.name}: left out, {_one_line(error)}", file=sys.stderr)
         progress.advance()
+    for method in methods:
+        method.release()
+    release_memory()
     progress.close()
     return scored
+
+
+def release_memory() -> None:
+    """Let go of what no later step reads: wordllama's lines remembered (up to 110 MB), and the memory
+    freed since, handed back to the system (glibc keeps freed blocks for reuse, which the next step,
+    made of other sizes, may never reuse)."""
+    import ctypes
+    import gc
+
+    from labkit import embedders
+
+    embedders.forget_lines()
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (macOS, Windows, musl): its allocator hands memory back itself
+        pass
 
 
 def write_outputs(settings: Settings, table: Table, advice: str, questions: list, scored: list, texts: dict) -> None:
