@@ -1350,8 +1350,10 @@ def score_grid(grid: list, texts: dict, questions: list, question_vectors, cache
     out with one line (a learner's lab with a TODO left, a chunk off its offsets)."""
     characters, names = sum(map(len, texts.values())), list(texts)
     progress, scored, failed = Progress("chunking and embedding", len(grid) * characters, "characters"), [], set()
-    for method, size, overlap in grid:
+    for number, (method, size, overlap) in enumerate(grid):
         before = progress.done
+        if number and method.name != grid[number - 1][0].name:
+            release_memory(lines=False)  # a chunker's sentences (rag9 at each size) are not the next one's
         if method.name not in failed:
             try:
                 spans = chunk_and_embed(method, texts, size, overlap, cache, progress)
@@ -1389,16 +1391,19 @@ def retrieve(methods: list, texts: dict, questions: list, budget: int, rag8) -> 
     return scored
 
 
-def release_memory() -> None:
-    """Let go of what no later step reads: wordllama's lines remembered (up to 110 MB), and the memory
-    freed since, handed back to the system (glibc keeps freed blocks for reuse, which the next step,
-    made of other sizes, may never reuse)."""
+def release_memory(lines: bool = True) -> None:
+    """Let go of what no later step reads: the vectors minilm keeps in the process (compare keeps its own
+    on disk), wordllama's lines remembered (up to 110 MB) unless `lines` is False, and the memory freed
+    since, handed back to the system (glibc keeps freed blocks for reuse, which the next step, made of
+    other sizes, may never reuse)."""
     import ctypes
     import gc
 
-    from labkit import embedders
+    from labkit import embedders, minilm
 
-    embedders.forget_lines()
+    minilm.forget()
+    if lines:
+        embedders.forget_lines()
     gc.collect()
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)

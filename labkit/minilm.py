@@ -136,6 +136,13 @@ def vectors(texts: list[str]) -> np.ndarray:
     return result
 
 
+
+def forget() -> None:
+    """Let go of the vectors kept in this process: a caller that keeps its own (compare, on disk) needs
+    them no longer than one chunker's run."""
+    _vectors.clear()
+
+
 def embed_missing(missing: list[str]) -> None:
     """Run the model on texts it has not seen in this process; a long run states its cost first."""
     if not missing:
