@@ -427,9 +427,9 @@ class EmbeddingCache:
         """A unit vector per text (a row each), from the cache or embedded now (with a bar when `label`)."""
         keys = [self.key(text) for text in texts]
         known = self.store.get(list(dict.fromkeys(keys)))
-        early = [key for key in known if key in self.sampled]
-        self.sampled.difference_update(early)
         if not self.sampling:
+            early = [key for key in known if key in self.sampled]
+            self.sampled.difference_update(early)
             self.reused += len(known) - len(early)
             self.embedded += len(early)
         missing = {key: text for key, text in zip(keys, texts) if key not in known}
