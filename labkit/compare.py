@@ -16,7 +16,9 @@ chunking finds *their* answers? This runs rag8's measurement there:
    and the benchmark's peers (LangChain, semchunk, chonkie) where installed; rag10 and
    rag11 take part as retrievers. One chunking is held at a time, its chunks embedded as
    they come through the course's on-disk cache, so a second run embeds only the chunks
-   it has not seen, and memory grows with the largest document, not with the corpus.
+   it has not seen, and its vectors kept on disk: beyond the documents' text, the chunkers'
+   memory grows with the largest document, not with the corpus (rag10 and rag11 index the
+   whole corpus at once). Before they start, the run says about how long they will take.
 4. Each question is scored as rag8 scores it, at equal reading cost: did the chunks
    retrieved within `--budget` tokens hold its answer whole? The table answers two
    questions apart, which retriever and which chunker: each row's recall with a bootstrap
@@ -522,7 +524,10 @@ def _part_starts(text: str, limit: int) -> list:
     for found in LINE_MARK.finditer(text):
         if found.group("fence"):
             marker = found.group("fence").strip()
-            fence = None if fence == marker else fence or marker
+            if fence is None:
+                fence = marker
+            elif _closes(fence, marker, text, found.end()):
+                fence = None
         elif fence is None and found.start() and not text[text.rfind("\n", 0, found.start() - 1) + 1:
                                                           found.start()].strip():
             cuts.append(found.start())
@@ -533,7 +538,15 @@ def _part_starts(text: str, limit: int) -> list:
     return starts
 
 
-LINE_MARK = re.compile(r"^(?:(?P<fence>[ \t]*(?:```|~~~))|# )", re.MULTILINE)  # a fence, or a top-level heading
+LINE_MARK = re.compile(r"^(?:(?P<fence>[ \t]*(?:`{3,}|~{3,}))|# )", re.MULTILINE)  # a fence, or a top-level heading
+
+
+def _closes(fence: str, marker: str, text: str, end: int) -> bool:
+    """Does a fence line `marker` (ending at `end`) close the open `fence`? Only a run of the same character,
+    as long at least, alone on its line: "```" inside a "````" block is code (CommonMark)."""
+    line_end = text.find("\n", end)
+    return (marker[0] == fence[0] and len(marker) >= len(fence)
+            and not text[end:len(text) if line_end < 0 else line_end].strip())
 
 
 def chunks_of(method: Method, name: str, text: str, size: int, overlap: int):

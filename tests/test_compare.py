@@ -550,3 +550,12 @@ def test_wordllama_gives_the_same_vectors_whatever_lines_it_remembers(monkeypatc
     assert np.array_equal(embed(texts, "wordllama"), first)
     embedders.forget_lines()
     assert np.array_equal(embed(texts[::-1], "wordllama"), first[::-1])
+
+
+def test_a_big_document_is_not_cut_inside_a_longer_fence_nor_kept_whole_after_one():
+    fenced = "````markdown\n```\n\n# not a heading\n````\n\n"  # "```" inside "````" is code, not its end
+    text = "".join((fenced if n == 3 else "") + SECTION.format(n=n) for n in range(40))
+    cut = list(compare.parts(text, 300))
+    assert len(cut) > 10 and "".join(part for _, part in cut) == text
+    assert all(offset == 0 or part.startswith("# Part ") for offset, part in cut)
+    assert max(len(part) for _, part in cut) <= 300  # the fence closed at "````": the headings after it count
