@@ -47,6 +47,7 @@ import time
 from array import array
 from fractions import Fraction
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -79,10 +80,44 @@ MEANINGFUL = 0.05  # the smallest difference in recall worth the questions to sh
 # --------------------------------------------------------------------------
 
 
-class Documents(NamedTuple):
-    """The readable documents ({path under DOCS: text}) and one line per file left out."""
+class Library(Mapping):
+    """{path under DOCS: text} read from the files when asked, not held: iterating the items gives one
+    document's text at a time, so a run over a corpus holds its largest document, not all of them. The
+    last text read is kept (the questions ask for a few documents again and again)."""
 
-    texts: dict
+    def __init__(self, paths: dict, lengths: dict):
+        self.paths, self.lengths = paths, lengths  # name -> Path, name -> characters
+        self.last = (None, None)
+
+    @property
+    def characters(self) -> int:
+        return sum(self.lengths.values())
+
+    def __getitem__(self, name: str) -> str:
+        if self.last[0] != name:
+            self.last = (None, None)  # the text before goes first
+            self.last = (name, read_page(self.paths[name]))
+        return self.last[1]
+
+    def __contains__(self, name) -> bool:
+        return name in self.paths
+
+    def __iter__(self):
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+def characters_of(texts) -> int:
+    """The characters of every document: a Library knows them without reading its files again."""
+    return texts.characters if isinstance(texts, Library) else sum(map(len, texts.values()))
+
+
+class Documents(NamedTuple):
+    """The readable documents (a Library: {path under DOCS: text}) and one line per file left out."""
+
+    texts: Library
     problems: list
 
 
@@ -92,13 +127,15 @@ def read_documents(folder: Path) -> Documents:
     Symlinked folders are followed (a loop back to a folder above is named, not entered).
     A file that cannot be read or is not UTF-8, a file of another kind, a hidden file or
     folder: each is left out with a line saying why, so nothing is dropped in silence.
+    Each file is read once here to check it, and again when its text is needed (Library).
     """
-    texts, problems = {}, []
-    paths, skipped = _document_paths(folder)
-    for path in paths:
+    paths, lengths, problems = {}, {}, []
+    found, skipped = _document_paths(folder)
+    for path in found:
         name = path.relative_to(folder).as_posix()
         try:
-            texts[name] = read_page(path)
+            lengths[name] = len(read_page(path))
+            paths[name] = path
         except UnicodeDecodeError as error:
             data = path.read_bytes()
             line = _line_number(data, error.start)
@@ -107,7 +144,7 @@ def read_documents(folder: Path) -> Documents:
         except OSError as error:
             problems.append(f"{name}: left out, it cannot be read ({error.strerror or error}); check that it is a "
                             f"readable file")
-    return Documents(texts, problems + skipped)
+    return Documents(Library(paths, lengths), problems + skipped)
 
 
 def _line_number(text, offset: int) -> int:
@@ -178,23 +215,29 @@ class Questions(NamedTuple):
 
 
 def read_questions(path: Path, texts: dict) -> Questions:
-    """The questions of a JSON-lines file whose answers are found in `texts`, and the reason for each other line."""
-    usable, problems, lines = [], [], 0
+    """The questions of a JSON-lines file whose answers are found in `texts`, and the reason for each other line.
+
+    Every answer is looked for in one reading of the documents (a Library reads each file once)."""
+    records, lines = [], 0
     with open(path, encoding="utf-8", errors="replace") as file:
         for number, line in enumerate(file, 1):
-            if not line.strip():
-                continue
-            lines += 1
-            found = _question_of(number, line, texts)
-            if isinstance(found, Question):
-                usable.append(found)
-            else:
-                problems.append(f"line {number}: {found}")
+            if line.strip():
+                lines += 1
+                records.append((number, _record_of(line, texts)))
+    asked = [(record["answer"], record.get("doc")) for _, record in records if isinstance(record, dict)]
+    places = iter(find_quotes(asked, texts))
+    usable, problems = [], []
+    for number, record in records:
+        found = _question_of(number, record, next(places), texts) if isinstance(record, dict) else record
+        if isinstance(found, Question):
+            usable.append(found)
+        else:
+            problems.append(f"line {number}: {found}")
     return Questions(usable, problems, lines)
 
 
-def _question_of(number: int, line: str, texts: dict):
-    """The Question on one line, or the reason it cannot be used (a str)."""
+def _record_of(line: str, texts: dict):
+    """The question's record (a dict with its question and answer) on one line, or why it cannot be used (a str)."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError as error:
@@ -207,7 +250,12 @@ def _question_of(number: int, line: str, texts: dict):
     doc = record.get("doc")
     if doc is not None and doc not in texts:
         return f'"doc" {doc!r} is not a document read in DOCS; give its path under DOCS, such as {next(iter(texts))!r}'
-    places = find_quote(record["answer"], {doc: texts[doc]} if doc else texts)
+    return record
+
+
+def _question_of(number: int, record: dict, places: list, texts: dict):
+    """The Question of a record whose answer was found at `places`, or the reason it cannot be used (a str)."""
+    doc = record.get("doc")
     where = f"in {doc}" if doc else "in DOCS"
     if not places:
         return f"the answer is found nowhere {where}; quote it exactly (only whitespace may differ)"
@@ -230,14 +278,20 @@ def find_quote(quote: str, texts: dict) -> list:
     A second place is searched for from one character after the first, so a quote that
     overlaps itself ("a a" in "a a a") is found twice.
     """
-    pattern, places = quote_pattern(quote), []
+    return find_quotes([(quote, None)], texts)[0]
+
+
+def find_quotes(quotes: list, texts: dict) -> list:
+    """find_quote's places for each (quote, doc or None: anywhere) of `quotes`, in one pass over the texts."""
+    patterns, places = [quote_pattern(quote) for quote, _ in quotes], [[] for _ in quotes]
     for name, text in texts.items():
-        found = pattern.search(text)
-        while found and len(places) < 2:
-            places.append((name, found.start(), found.end()))
-            found = pattern.search(text, found.start() + 1)
-        if len(places) == 2:
-            break
+        for pattern, (_, doc), found_at in zip(patterns, quotes, places):
+            if len(found_at) == 2 or doc not in (None, name):
+                continue
+            found = pattern.search(text)
+            while found and len(found_at) < 2:
+                found_at.append((name, found.start(), found.end()))
+                found = pattern.search(text, found.start() + 1)
     return places
 
 
@@ -1179,7 +1233,7 @@ def _run(settings: Settings) -> int:
     if not documents.texts:
         raise SystemExit(f"compare: no readable .md, .markdown, .mdx or .txt file in {settings.docs}; "
                          f"point DOCS at a folder of Markdown or text files")
-    characters = sum(map(len, documents.texts.values()))
+    characters = characters_of(documents.texts)
     print(f"{len(documents.texts)} documents ({characters / 1e6:.2f} M characters) read from {settings.docs}"
           + (f", {len(documents.problems)} files left out (listed on stderr)" if documents.problems else ""))
     questions = None
@@ -1219,11 +1273,11 @@ def _left_out(problems: list, path: Path, shown: int = 20) -> None:
 def chunk_only(settings: Settings, texts: dict, methods: list) -> int:
     """Chunk every document with every chunker at every size and overlap: chunks, mean tokens and seconds."""
     grid = [(method, size, overlap) for method in methods for size, overlap in settings.grid(method)]
-    progress = Progress("chunking", len(grid) * sum(map(len, texts.values())), "characters")
+    progress = Progress("chunking", len(grid) * characters_of(texts), "characters")
     rows, failed = [], set()
     for method, size, overlap in grid:
         if method.name in failed:
-            progress.advance(sum(map(len, texts.values())))
+            progress.advance(characters_of(texts))
             continue
         try:
             counts, seconds = _chunk_counts(method, texts, size, overlap, progress)
@@ -1287,7 +1341,7 @@ def compare(settings: Settings, texts: dict, questions: list, methods: list) -> 
 
 def _announce(settings: Settings, texts: dict, grid: list, retrievers: list = ()) -> None:
     """What is about to be done, before the long part: the chunkings and, for a paid embedder, its cost."""
-    characters = sum(map(len, texts.values()))
+    characters = characters_of(texts)
     print(f"{len(grid)} chunkings of {characters / 1e6:.2f} M characters to embed and score")
     if retrievers and characters > RETRIEVER_WARNING:
         print(f"{_some(retrievers)} index the whole corpus at once: about {characters * RETRIEVER_BYTES / 1e9:.1f} GB "
@@ -1315,7 +1369,7 @@ def estimate_line(grid: list, texts: dict, cache, sample: int = SAMPLE_CHARACTER
     finally:
         cache.sampling = False
     sampled = max(sum(map(len, sample_texts.values())), 1)
-    characters = sum(map(len, texts.values()))
+    characters = characters_of(texts)
     seconds = sum(took[method.name] for method, _, _ in grid) * characters / sampled
     return (f"about {_duration(seconds)} of CPU for the chunkings, from each chunker timed on {sampled:,} "
             f"characters of these documents; the bar counts characters")
@@ -1337,7 +1391,7 @@ def _time_on(method: Method, texts: dict, size: int, overlap: int, cache) -> flo
 def _sample(texts: dict, characters: int, pieces: int = 8) -> dict:
     """About `characters` characters of the corpus: `pieces` runs of lines, taken at even steps through
     the documents one after another (so one big file gives pieces from its whole length)."""
-    total = sum(map(len, texts.values()))
+    total = characters_of(texts)
     if total <= characters:
         return dict(texts)
     picked, each, passed = {}, characters // pieces, 0
@@ -1361,7 +1415,7 @@ def _duration(seconds: float) -> str:
 def score_grid(grid: list, texts: dict, questions: list, question_vectors, cache, budget: int, rag8) -> list:
     """A Scored per chunker and setting, under one bar counting characters; a chunker that fails is left
     out with one line (a learner's lab with a TODO left, a chunk off its offsets)."""
-    characters, names = sum(map(len, texts.values())), list(texts)
+    characters, names = characters_of(texts), list(texts)
     progress, scored, failed = Progress("chunking and embedding", len(grid) * characters, "characters"), [], set()
     for number, (method, size, overlap) in enumerate(grid):
         before = progress.done
