@@ -16,9 +16,10 @@ chunking finds *their* answers? This runs rag8's measurement there:
    and the benchmark's peers (LangChain, semchunk, chonkie) where installed; rag10 and
    rag11 take part as retrievers. One chunking is held at a time, its chunks embedded as
    they come through the course's on-disk cache, so a second run embeds only the chunks
-   it has not seen, and its vectors kept on disk: beyond the documents' text, the chunkers'
-   memory grows with the largest document, not with the corpus (rag10 and rag11 index the
-   whole corpus at once). Before they start, the run says about how long they will take.
+   it has not seen, and its vectors kept on disk; a document is read when its turn comes
+   (Library), so the chunkers' memory grows with the largest document, not with the corpus
+   (rag10 and rag11 index the whole corpus at once). Before they start, the run says about
+   how long they will take.
 4. Each question is scored as rag8 scores it, at equal reading cost: did the chunks
    retrieved within `--budget` tokens hold its answer whole? The table answers two
    questions apart, which retriever and which chunker: each row's recall with a bootstrap
@@ -1360,32 +1361,36 @@ def estimate_line(grid: list, texts: dict, cache, sample: int = SAMPLE_CHARACTER
     """The time the chunkings will take, said before they start: each chunker timed on a sample (a few
     thousand characters from documents spread over the corpus, chunked and embedded through the cache,
     where its vectors stay for the run), at its first setting, scaled to the corpus and its settings.
-    The retrievers come after, on top."""
-    sample_texts, took, cache.sampling = _sample(texts, sample), {}, True
+    The first piece of the sample is not timed: it pays the chunker's start (patterns compiled, the
+    tokenizer and the embedder warmed), which the run pays once. The retrievers come after, on top."""
+    sample_texts, rates, cache.sampling = _sample(texts, sample), {}, True
     try:
         for method, size, overlap in grid:
-            if method.name not in took:
-                took[method.name] = _time_on(method, sample_texts, size, overlap, cache)
+            if method.name not in rates:
+                rates[method.name] = _rate_on(method, sample_texts, size, overlap, cache)
     finally:
         cache.sampling = False
-    sampled = max(sum(map(len, sample_texts.values())), 1)
-    characters = characters_of(texts)
-    seconds = sum(took[method.name] for method, _, _ in grid) * characters / sampled
+    seconds = sum(rates[method.name] for method, _, _ in grid) * characters_of(texts)
+    sampled = sum(map(len, sample_texts.values()))
     return (f"about {_duration(seconds)} of CPU for the chunkings, from each chunker timed on {sampled:,} "
             f"characters of these documents; the bar counts characters")
 
 
-def _time_on(method: Method, texts: dict, size: int, overlap: int, cache) -> float:
-    """CPU seconds to chunk and embed `texts`; 0 for a chunker that fails (its turn says so in one line)."""
-    began = time.process_time()
+def _rate_on(method: Method, texts: dict, size: int, overlap: int, cache) -> float:
+    """CPU seconds a character to chunk and embed `texts`, the first text not counted (unless it is the only
+    one); 0 for a chunker that fails (its turn says so in one line)."""
+    timed = seconds = 0.0
     try:
-        for name, text in texts.items():
+        for number, (name, text) in enumerate(texts.items()):
+            began = time.process_time()
             pending = [chunk.embedding_text for _, chunk in chunks_of(method, name, text, size, overlap)]
             for first in range(0, len(pending), EMBED_BATCH):
                 cache.vectors(pending[first:first + EMBED_BATCH])
+            if number or len(texts) == 1:
+                seconds, timed = seconds + time.process_time() - began, timed + len(text)
     except ValueError:
         return 0.0
-    return time.process_time() - began
+    return seconds / max(timed, 1)
 
 
 def _sample(texts: dict, characters: int, pieces: int = 8) -> dict:

@@ -61,7 +61,7 @@ def wordllama_vectors(texts: list[str]) -> np.ndarray:
     weights = wordllama_model().embedding
     lines = [[LINE_START + line if n == 0 else line for n, line in enumerate(text.split("\n"))] for text in texts]
     missing = list(dict.fromkeys(line for text_lines in lines for line in text_lines if line not in _lines.rows))
-    if len(_lines.rows) + len(missing) > MAX_LINES:  # a bound on memory for very long runs
+    if _lines.filled + len(missing) > MAX_LINES:  # a bound on memory for very long runs
         forget_lines()
         missing = list(dict.fromkeys(line for text_lines in lines for line in text_lines))
     encodings = wordllama_model().tokenizer.encode_batch_fast(missing, add_special_tokens=False)
@@ -75,6 +75,9 @@ def wordllama_vectors(texts: list[str]) -> np.ndarray:
             breaks = len(text_lines) - 1
             vectors[row] = ((np.add.reduce(_lines.sums[found], axis=0) + breaks * line_break)
                             / (int(_lines.counts[found].sum()) + breaks))
+    for line in missing:  # a long line is seldom met again whole (rag9's windows cut it): its text is not kept
+        if len(line) > LONGEST_KEPT:
+            del _lines.rows[line]
     return vectors
 
 
@@ -84,6 +87,7 @@ class LineSums:
 
     def __init__(self):
         self.rows: dict[str, int] = {}
+        self.filled = 0  # rows of the arrays in use (a long line's row stays, its text goes)
         self.sums = np.zeros((0, 0), dtype=np.float32)
         self.counts = np.zeros(0, dtype=np.int64)
 
@@ -91,7 +95,7 @@ class LineSums:
         """Keep each line's sum and count (the arrays grow by half again when full)."""
         if not lines:
             return
-        first = len(self.rows)
+        first = self.filled
         if first + len(lines) > len(self.counts):
             grown = max(first + len(lines), len(self.counts) * 3 // 2, 1024)
             self.sums = np.resize(self.sums, (grown, len(sums[0]))) if first else np.zeros((grown, len(sums[0])),
@@ -100,6 +104,7 @@ class LineSums:
         self.sums[first:first + len(lines)] = sums
         self.counts[first:first + len(lines)] = counts
         self.rows.update(zip(lines, range(first, first + len(lines))))
+        self.filled += len(lines)
 
 
 def forget_lines() -> None:
@@ -112,3 +117,4 @@ LINE_START = "\u2581"  # what wordllama's tokenizer puts before a text ("▁")
 _lines = LineSums()  # the lines summed so far
 BATCH_TEXTS = 4096  # texts embedded at a time
 MAX_LINES = 100_000  # lines remembered at most, about 1.1 KB each: 110 MB, the lines of a 5 MB corpus
+LONGEST_KEPT = 1_000  # characters of the longest line whose text the memo keeps as a key
