@@ -35,7 +35,7 @@ def forget_lines():
     """Empty wordllama's memo of lines, so that a run embeds every line anew."""
     from labkit import embedders
 
-    embedders._line_sums.clear()
+    embedders.forget_lines()
 
 
 def forget_embeddings():

@@ -16,7 +16,10 @@ chunking finds *their* answers? This runs rag8's measurement there:
    and the benchmark's peers (LangChain, semchunk, chonkie) where installed; rag10 and
    rag11 take part as retrievers. One chunking is held at a time, its chunks embedded as
    they come through the course's on-disk cache, so a second run embeds only the chunks
-   it has not seen, and memory grows with the largest document, not with the corpus.
+   it has not seen, and its vectors kept on disk; a document is read when its turn comes
+   (Library), so the chunkers' memory grows with the largest document, not with the corpus
+   (rag10 and rag11 index the whole corpus at once). Before they start, the run says about
+   how long they will take.
 4. Each question is scored as rag8 scores it, at equal reading cost: did the chunks
    retrieved within `--budget` tokens hold its answer whole? The table answers two
    questions apart, which retriever and which chunker: each row's recall with a bootstrap
@@ -42,15 +45,16 @@ import os
 import re
 import sys
 import time
+from array import array
 from fractions import Fraction
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Callable, NamedTuple
 
 import numpy as np
 
 from academy_llm import (
     COURSE_ROOT, DEFAULT_EMBEDDER, EMBEDDERS, check_exact_slices, count_tokens, describe_embedder, embed, read_page,
-    top_k_each,
 )
 from labkit.loading import load_lab
 from labkit.lessons.rag8 import within_budget  # rag8's reading budget: hits best first while they fit
@@ -69,6 +73,7 @@ QUESTION_BLOCK = 16  # questions ranked at a time against every chunk or unit
 PART_CHARACTERS = 1_000_000  # a document longer than this is chunked a part at a time (see parts)
 RETRIEVER_BYTES = 180  # memory of rag10's and rag11's indexes per character of corpus: 0.9 GB for 5.1 M measured
 RETRIEVER_WARNING = 10_000_000  # characters from which that memory is said before the run
+SAMPLE_CHARACTERS = 40_000  # characters each chunker is timed on before the run, for its estimate
 MEANINGFUL = 0.05  # the smallest difference in recall worth the questions to show it
 # minilm's cost, said before a run that takes LONG_RUN_SECONDS or more of CPU: measured on the vendored
 # corpus (benchmarks/real-markdown, 5.1 M characters, 1.94 M word pieces, 1.74 M cl100k tokens)
@@ -82,10 +87,44 @@ LONG_RUN_SECONDS = 300
 # --------------------------------------------------------------------------
 
 
-class Documents(NamedTuple):
-    """The readable documents ({path under DOCS: text}) and one line per file left out."""
+class Library(Mapping):
+    """{path under DOCS: text} read from the files when asked, not held: iterating the items gives one
+    document's text at a time, so a run over a corpus holds its largest document, not all of them. The
+    last text read is kept (the questions ask for a few documents again and again)."""
 
-    texts: dict
+    def __init__(self, paths: dict, lengths: dict):
+        self.paths, self.lengths = paths, lengths  # name -> Path, name -> characters
+        self.last = (None, None)
+
+    @property
+    def characters(self) -> int:
+        return sum(self.lengths.values())
+
+    def __getitem__(self, name: str) -> str:
+        if self.last[0] != name:
+            self.last = (None, None)  # the text before goes first
+            self.last = (name, read_page(self.paths[name]))
+        return self.last[1]
+
+    def __contains__(self, name) -> bool:
+        return name in self.paths
+
+    def __iter__(self):
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+def characters_of(texts) -> int:
+    """The characters of every document: a Library knows them without reading its files again."""
+    return texts.characters if isinstance(texts, Library) else sum(map(len, texts.values()))
+
+
+class Documents(NamedTuple):
+    """The readable documents (a Library: {path under DOCS: text}) and one line per file left out."""
+
+    texts: Library
     problems: list
 
 
@@ -95,13 +134,15 @@ def read_documents(folder: Path) -> Documents:
     Symlinked folders are followed (a loop back to a folder above is named, not entered).
     A file that cannot be read or is not UTF-8, a file of another kind, a hidden file or
     folder: each is left out with a line saying why, so nothing is dropped in silence.
+    Each file is read once here to check it, and again when its text is needed (Library).
     """
-    texts, problems = {}, []
-    paths, skipped = _document_paths(folder)
-    for path in paths:
+    paths, lengths, problems = {}, {}, []
+    found, skipped = _document_paths(folder)
+    for path in found:
         name = path.relative_to(folder).as_posix()
         try:
-            texts[name] = read_page(path)
+            lengths[name] = len(read_page(path))
+            paths[name] = path
         except UnicodeDecodeError as error:
             data = path.read_bytes()
             line = _line_number(data, error.start)
@@ -110,7 +151,7 @@ def read_documents(folder: Path) -> Documents:
         except OSError as error:
             problems.append(f"{name}: left out, it cannot be read ({error.strerror or error}); check that it is a "
                             f"readable file")
-    return Documents(texts, problems + skipped)
+    return Documents(Library(paths, lengths), problems + skipped)
 
 
 def _line_number(text, offset: int) -> int:
@@ -181,23 +222,29 @@ class Questions(NamedTuple):
 
 
 def read_questions(path: Path, texts: dict) -> Questions:
-    """The questions of a JSON-lines file whose answers are found in `texts`, and the reason for each other line."""
-    usable, problems, lines = [], [], 0
+    """The questions of a JSON-lines file whose answers are found in `texts`, and the reason for each other line.
+
+    Every answer is looked for in one reading of the documents (a Library reads each file once)."""
+    records, lines = [], 0
     with open(path, encoding="utf-8", errors="replace") as file:
         for number, line in enumerate(file, 1):
-            if not line.strip():
-                continue
-            lines += 1
-            found = _question_of(number, line, texts)
-            if isinstance(found, Question):
-                usable.append(found)
-            else:
-                problems.append(f"line {number}: {found}")
+            if line.strip():
+                lines += 1
+                records.append((number, _record_of(line, texts)))
+    asked = [(record["answer"], record.get("doc")) for _, record in records if isinstance(record, dict)]
+    places = iter(find_quotes(asked, texts))
+    usable, problems = [], []
+    for number, record in records:
+        found = _question_of(number, record, next(places), texts) if isinstance(record, dict) else record
+        if isinstance(found, Question):
+            usable.append(found)
+        else:
+            problems.append(f"line {number}: {found}")
     return Questions(usable, problems, lines)
 
 
-def _question_of(number: int, line: str, texts: dict):
-    """The Question on one line, or the reason it cannot be used (a str)."""
+def _record_of(line: str, texts: dict):
+    """The question's record (a dict with its question and answer) on one line, or why it cannot be used (a str)."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError as error:
@@ -210,7 +257,12 @@ def _question_of(number: int, line: str, texts: dict):
     doc = record.get("doc")
     if doc is not None and doc not in texts:
         return f'"doc" {doc!r} is not a document read in DOCS; give its path under DOCS, such as {next(iter(texts))!r}'
-    places = find_quote(record["answer"], {doc: texts[doc]} if doc else texts)
+    return record
+
+
+def _question_of(number: int, record: dict, places: list, texts: dict):
+    """The Question of a record whose answer was found at `places`, or the reason it cannot be used (a str)."""
+    doc = record.get("doc")
     where = f"in {doc}" if doc else "in DOCS"
     if not places:
         return f"the answer is found nowhere {where}; quote it exactly (only whitespace may differ)"
@@ -233,14 +285,20 @@ def find_quote(quote: str, texts: dict) -> list:
     A second place is searched for from one character after the first, so a quote that
     overlaps itself ("a a" in "a a a") is found twice.
     """
-    pattern, places = quote_pattern(quote), []
+    return find_quotes([(quote, None)], texts)[0]
+
+
+def find_quotes(quotes: list, texts: dict) -> list:
+    """find_quote's places for each (quote, doc or None: anywhere) of `quotes`, in one pass over the texts."""
+    patterns, places = [quote_pattern(quote) for quote, _ in quotes], [[] for _ in quotes]
     for name, text in texts.items():
-        found = pattern.search(text)
-        while found and len(places) < 2:
-            places.append((name, found.start(), found.end()))
-            found = pattern.search(text, found.start() + 1)
-        if len(places) == 2:
-            break
+        for pattern, (_, doc), found_at in zip(patterns, quotes, places):
+            if len(found_at) == 2 or doc not in (None, name):
+                continue
+            found = pattern.search(text)
+            while found and len(found_at) < 2:
+                found_at.append((name, found.start(), found.end()))
+                found = pattern.search(text, found.start() + 1)
     return places
 
 
@@ -254,9 +312,10 @@ class Method(NamedTuple):
 
     name: str
     chunk: Callable | None = None  # a chunker: chunk(text, size, overlap) -> [Chunk]
-    search: Callable | None = None  # a retriever: -> [[(doc, start, end)]] a question, within budget
-    units: Callable | None = None  # a retriever: units(texts) -> how many units it ranks
+    search: Callable | None = None  # a retriever: search(pages, questions, budget) -> [[(page, start, end)]]
+    units: Callable | None = None  # a retriever: units(pages) -> how many units it ranks (pages as searched)
     overlaps: bool = True  # False: a chunker with no overlap of its own (rag9's semantic cuts, chonkie)
+    release: Callable | None = None  # a retriever: let go of the indexes its lab keeps, once every one has run
 
 
 def course_methods(labs: Path, title: str, embedder: str, problems: list) -> list:
@@ -275,10 +334,15 @@ def course_methods(labs: Path, title: str, embedder: str, problems: list) -> lis
 def _retriever(name, module, build, title, embedder):
     """rag10 or rag11: its own search, at the question's budget, with the run's title and embedder;
     `build` is the index it searches (built once, kept by the lab), for the count of its units."""
-    def search(texts, questions, budget):
-        return module.search(texts, questions, budget, title=title, embedder=embedder)
+    def search(pages, questions, budget):
+        return module.search(pages, questions, budget, title=title, embedder=embedder)
 
-    return [Method(name, search=search, units=lambda texts: len(build(texts, title, embedder).units))]
+    def release():  # the lab keeps each index it builds (rag11 reuses rag10's): a run needs them no more
+        for kept in ("INDEXES", "HYBRIDS"):
+            getattr(module, kept, {}).clear()
+
+    return [Method(name, search=search, units=lambda pages: len(build(pages, title, embedder).units),
+                   release=release)]
 
 
 _COURSE = {  # lab -> its methods, in the order of the course
@@ -406,11 +470,13 @@ class EmbeddingCache:
     def __init__(self, folder: Path, embedder: str):
         from labkit import openai_embedder
 
-        self.embedder = embedder
+        self.embedder, self.folder = embedder, folder
         self.model = _model_of(embedder)
         self.store = open_cache(folder / openai_embedder.CACHE_FILE)
         self.embedded = 0  # texts sent to the embedder by this run
         self.reused = 0  # texts this run found on disk, embedded by an earlier run
+        self.sampling = False  # True while the estimate times a sample: nothing counted then...
+        self.sampled = set()  # ...and the keys it embedded count as embedded when the run meets them
 
     def key(self, text: str) -> str:
         """The text's key: the openai embedder's own for its texts, else the sha256 of model and text."""
@@ -424,7 +490,11 @@ class EmbeddingCache:
         """A unit vector per text (a row each), from the cache or embedded now (with a bar when `label`)."""
         keys = [self.key(text) for text in texts]
         known = self.store.get(list(dict.fromkeys(keys)))
-        self.reused += len(known)
+        if not self.sampling:
+            early = [key for key in known if key in self.sampled]
+            self.sampled.difference_update(early)
+            self.reused += len(known) - len(early)
+            self.embedded += len(early)
         missing = {key: text for key, text in zip(keys, texts) if key not in known}
         if missing:
             progress = Progress(label, len(missing), "texts") if label else None
@@ -438,7 +508,10 @@ class EmbeddingCache:
                     progress.advance(len(batch))
             if progress:
                 progress.close()
-            self.embedded += len(missing)
+            if self.sampling:
+                self.sampled.update(missing)
+            else:
+                self.embedded += len(missing)
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
         matrix = np.stack([known[key] for key in keys]).astype(np.float32)
@@ -516,7 +589,10 @@ def _part_starts(text: str, limit: int) -> list:
     for found in LINE_MARK.finditer(text):
         if found.group("fence"):
             marker = found.group("fence").strip()
-            fence = None if fence == marker else fence or marker
+            if fence is None:
+                fence = marker
+            elif _closes(fence, marker, text, found.end()):
+                fence = None
         elif fence is None and found.start() and not text[text.rfind("\n", 0, found.start() - 1) + 1:
                                                           found.start()].strip():
             cuts.append(found.start())
@@ -527,7 +603,15 @@ def _part_starts(text: str, limit: int) -> list:
     return starts
 
 
-LINE_MARK = re.compile(r"^(?:(?P<fence>[ \t]*(?:```|~~~))|# )", re.MULTILINE)  # a fence, or a top-level heading
+LINE_MARK = re.compile(r"^(?:(?P<fence>[ \t]*(?:`{3,}|~{3,}))|# )", re.MULTILINE)  # a fence, or a top-level heading
+
+
+def _closes(fence: str, marker: str, text: str, end: int) -> bool:
+    """Does a fence line `marker` (ending at `end`) close the open `fence`? Only a run of the same character,
+    as long at least, alone on its line: "```" inside a "````" block is code (CommonMark)."""
+    line_end = text.find("\n", end)
+    return (marker[0] == fence[0] and len(marker) >= len(fence)
+            and not text[end:len(text) if line_end < 0 else line_end].strip())
 
 
 def chunks_of(method: Method, name: str, text: str, size: int, overlap: int):
@@ -543,12 +627,47 @@ def chunks_of(method: Method, name: str, text: str, size: int, overlap: int):
             yield offset, chunk
 
 
+class Vectors:
+    """A chunking's unit vectors, float32, in a file of their own beside the cache, a block of rows read at
+    a time: memory holds a block, whatever the corpus (30 MB of Markdown at 128 tokens is 1 GB of vectors
+    in a minilm run). The file goes when the object is closed or collected."""
+
+    ROWS = 16_384  # rows read at a time: 16 MB of minilm's 384 dimensions
+
+    def __init__(self, folder: Path):
+        import tempfile
+
+        self.file = tempfile.TemporaryFile(dir=folder, prefix="compare-vectors-")
+        self.rows, self.dimensions = 0, None
+
+    def append(self, matrix: np.ndarray) -> None:
+        """Add rows (float32) at the end of the file."""
+        matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        if not len(matrix):
+            return
+        self.dimensions = self.dimensions or matrix.shape[1]
+        self.file.write(matrix.tobytes())
+        self.rows += len(matrix)
+
+    def blocks(self):
+        """(first row, matrix) for each block of ROWS rows, in order."""
+        self.file.flush()
+        for first in range(0, self.rows, self.ROWS):
+            count = min(self.ROWS, self.rows - first)
+            self.file.seek(first * self.dimensions * 4)
+            matrix = np.frombuffer(self.file.read(count * self.dimensions * 4), dtype=np.float32)
+            yield first, matrix.reshape(count, self.dimensions)
+
+    def close(self) -> None:
+        self.file.close()
+
+
 class Spans(NamedTuple):
     """One chunking of every document, kept small: a row per chunk (document number, start, end, tokens)
-    and its unit vector; the chunks' texts are not kept."""
+    and its unit vector on disk (Vectors); the chunks' texts are not kept."""
 
     rows: np.ndarray  # int64, (chunks, 4)
-    vectors: np.ndarray  # float32, (chunks, dimensions)
+    vectors: Vectors  # a row per chunk
     seconds: float  # chunking and embedding
 
 
@@ -570,38 +689,59 @@ class Scored(NamedTuple):
 
 def chunk_and_embed(method: Method, texts: dict, size: int, overlap: int, cache, progress: Progress) -> Spans:
     """Chunk document after document, embedding as it goes: memory holds one part's chunks (see parts),
-    never the texts of a whole corpus's. A ValueError (with the document) if the chunker fails or gives
-    a chunk that is not the slice it claims: a comparison must rest on true offsets."""
-    rows, vectors, pending, began = [], [], [], time.perf_counter()
-    for number, (name, text) in enumerate(texts.items()):
-        for offset, chunk in chunks_of(method, name, text, size, overlap):
-            rows.append((number, offset + chunk.start, offset + chunk.end, chunk.n_tokens))
-            pending.append(chunk.embedding_text)
-            if len(pending) == EMBED_BATCH:
-                vectors.append(cache.vectors(pending))
-                pending = []
-        progress.advance(len(text))
-    if pending:
+    never the texts of a whole corpus's, and the vectors go to disk (Vectors). A ValueError (with the
+    document) if the chunker fails or gives a chunk that is not the slice it claims: a comparison must
+    rest on true offsets."""
+    rows, vectors, pending, began = array("q"), Vectors(cache.folder), [], time.perf_counter()
+    try:
+        for number, (name, text) in enumerate(texts.items()):
+            for offset, chunk in chunks_of(method, name, text, size, overlap):
+                rows.extend((number, offset + chunk.start, offset + chunk.end, chunk.n_tokens))
+                pending.append(chunk.embedding_text)
+                if len(pending) == EMBED_BATCH:
+                    vectors.append(cache.vectors(pending))
+                    pending = []
+            progress.advance(len(text))
         vectors.append(cache.vectors(pending))
-    matrix = np.concatenate(vectors) if vectors else np.zeros((0, 1), dtype=np.float32)
-    return Spans(np.array(rows, dtype=np.int64).reshape(-1, 4), matrix, time.perf_counter() - began)
+    except BaseException:
+        vectors.close()
+        raise
+    return Spans(np.frombuffer(rows, dtype=np.int64).reshape(-1, 4), vectors, time.perf_counter() - began)
+
+
+def best_rows(question_vectors: np.ndarray, vectors: Vectors, depth: int) -> list:
+    """top_k_each's rows, read a block of vectors at a time: for each question, the `depth` rows of highest
+    cosine, best first, a tie to the earlier row.
+
+    Each block's scores join the best rows so far, kept in row order, so that a stable sort of the
+    scores breaks every tie by row, as one sort of all the scores would."""
+    questions = np.asarray(question_vectors, dtype=np.float32)
+    kept_rows = np.zeros((len(questions), 0), dtype=np.int64)
+    kept_scores = np.zeros((len(questions), 0), dtype=np.float32)
+    for first, matrix in vectors.blocks():
+        rows = np.concatenate([kept_rows, np.broadcast_to(np.arange(first, first + len(matrix)),
+                                                          (len(questions), len(matrix)))], axis=1)
+        scores = np.concatenate([kept_scores, questions @ matrix.T], axis=1)
+        best = np.sort(np.argsort(-scores, axis=1, kind="stable")[:, :depth], axis=1)  # back in row order
+        kept_rows, kept_scores = np.take_along_axis(rows, best, 1), np.take_along_axis(scores, best, 1)
+    order = np.argsort(-kept_scores, axis=1, kind="stable")
+    return np.take_along_axis(kept_rows, order, 1).tolist()
 
 
 def score_spans(spans: Spans, names: list, questions: list, question_vectors, budget: int, rag8) -> tuple:
     """(recall, tokens read) per question, as rag8 scores: the chunks ranked by cosine, taken best first
     while they fit in `budget` tokens, and did they hold the answer whole?"""
     depth = min(len(spans.rows), budget + 1)  # every chunk is a token at least: no more can fit
+    ranked = [top for first in range(0, len(questions), QUESTION_BLOCK)  # a block at a time: its scores stay small
+              for top in (best_rows(question_vectors[first:first + QUESTION_BLOCK], spans.vectors, depth) if depth
+                          else [[]] * len(questions[first:first + QUESTION_BLOCK]))]
     recall, tokens = [], []
-    for first in range(0, len(questions), QUESTION_BLOCK):  # a block at a time: a score matrix stays small
-        block = questions[first:first + QUESTION_BLOCK]
-        ranked = (top_k_each(question_vectors[first:first + QUESTION_BLOCK], spans.vectors, depth) if depth
-                  else [[] for _ in block])
-        for question, top in zip(block, ranked):
-            rows = spans.rows[[row for row, _ in top]].reshape(-1, 4)
-            hits = [(names[doc], start, end) for doc, start, end, _ in rows.tolist()]
-            kept = within_budget(hits, rows[:, 3].tolist(), budget)
-            recall.append(rag8.recall_at_k(kept, [_gold(question)], len(kept)) if kept else 0.0)
-            tokens.append(int(rows[:len(kept), 3].sum()))
+    for question, top in zip(questions, ranked):
+        rows = spans.rows[top].reshape(-1, 4)
+        hits = [(names[doc], start, end) for doc, start, end, _ in rows.tolist()]
+        kept = within_budget(hits, rows[:, 3].tolist(), budget)
+        recall.append(rag8.recall_at_k(kept, [_gold(question)], len(kept)) if kept else 0.0)
+        tokens.append(int(rows[:len(kept), 3].sum()))
     return np.array(recall), np.array(tokens)
 
 
@@ -622,7 +762,7 @@ def score_retriever(method: Method, texts: dict, questions: list, budget: int, r
     recall = [rag8.recall_at_k(spans, [_gold(question)], len(spans)) if spans else 0.0
               for question, spans in zip(questions, found)]
     tokens = [sum(count_tokens(texts[doc][start:end]) for doc, start, end in spans) for spans in found]
-    return Scored(method.name, None, None, np.array(recall), np.array(tokens), method.units(texts))
+    return Scored(method.name, None, None, np.array(recall), np.array(tokens), method.units(pages))
 
 
 def _gold(question: Question) -> tuple:
@@ -1105,7 +1245,7 @@ def _run(settings: Settings) -> int:
     if not documents.texts:
         raise SystemExit(f"compare: no readable .md, .markdown, .mdx or .txt file in {settings.docs}; "
                          f"point DOCS at a folder of Markdown or text files")
-    characters = sum(map(len, documents.texts.values()))
+    characters = characters_of(documents.texts)
     print(f"{len(documents.texts)} documents ({characters / 1e6:.2f} M characters) read from {settings.docs}"
           + (f", {len(documents.problems)} files left out (listed on stderr)" if documents.problems else ""))
     questions = None
@@ -1145,11 +1285,11 @@ def _left_out(problems: list, path: Path, shown: int = 20) -> None:
 def chunk_only(settings: Settings, texts: dict, methods: list) -> int:
     """Chunk every document with every chunker at every size and overlap: chunks, mean tokens and seconds."""
     grid = [(method, size, overlap) for method in methods for size, overlap in settings.grid(method)]
-    progress = Progress("chunking", len(grid) * sum(map(len, texts.values())), "characters")
+    progress = Progress("chunking", len(grid) * characters_of(texts), "characters")
     rows, failed = [], set()
     for method, size, overlap in grid:
         if method.name in failed:
-            progress.advance(sum(map(len, texts.values())))
+            progress.advance(characters_of(texts))
             continue
         try:
             counts, seconds = _chunk_counts(method, texts, size, overlap, progress)
@@ -1188,6 +1328,7 @@ def compare(settings: Settings, texts: dict, questions: list, methods: list) -> 
     question_vectors = cache.vectors([question.question for question in questions], "embedding questions")
     grid = [(method, size, overlap) for method in methods if method.chunk for size, overlap in settings.grid(method)]
     _announce(settings, texts, grid, [method.name for method in methods if method.search])
+    print(estimate_line(grid, texts, cache))
     scored = score_grid(grid, texts, questions, question_vectors, cache, settings.budget, rag8)
     scored += retrieve([m for m in methods if m.search], texts, questions, settings.budget, rag8)
     if not scored:
@@ -1212,9 +1353,8 @@ def compare(settings: Settings, texts: dict, questions: list, methods: list) -> 
 
 def _announce(settings: Settings, texts: dict, grid: list, retrievers: list = ()) -> None:
     """What is about to be done, before the long part: the chunkings and, for a paid embedder, its cost."""
-    characters = sum(map(len, texts.values()))
-    print(f"{len(grid)} chunkings of {characters / 1e6:.2f} M characters to embed and score (the bar shows the time "
-          f"left once it moves)")
+    characters = characters_of(texts)
+    print(f"{len(grid)} chunkings of {characters / 1e6:.2f} M characters to embed and score")
     if retrievers and characters > RETRIEVER_WARNING:
         print(f"{_some(retrievers)} index the whole corpus at once: about {characters * RETRIEVER_BYTES / 1e9:.1f} GB "
               f"of memory for these {characters / 1e6:.0f} M characters (the chunkers need the largest document's "
@@ -1258,46 +1398,130 @@ def minilm_seconds(characters: int, grid: list, retrievers: int) -> float:
     return (total + 2 * retrievers * pieces) / minilm_rate()
 
 
+def estimate_line(grid: list, texts: dict, cache, sample: int = SAMPLE_CHARACTERS) -> str:
+    """The time the chunkings will take, said before they start: each chunker timed on a sample (a few
+    thousand characters from documents spread over the corpus, chunked and embedded through the cache,
+    where its vectors stay for the run), at its first setting, scaled to the corpus and its settings.
+    The first piece of the sample is not timed: it pays the chunker's start (patterns compiled, the
+    tokenizer and the embedder warmed), which the run pays once. The retrievers come after, on top."""
+    sample_texts, rates, cache.sampling = _sample(texts, sample), {}, True
+    try:
+        for method, size, overlap in grid:
+            if method.name not in rates:
+                rates[method.name] = _rate_on(method, sample_texts, size, overlap, cache)
+    finally:
+        cache.sampling = False
+    seconds = sum(rates[method.name] for method, _, _ in grid) * characters_of(texts)
+    sampled = sum(map(len, sample_texts.values()))
+    return (f"about {_duration(seconds)} of CPU for the chunkings, from each chunker timed on {sampled:,} "
+            f"characters of these documents; the bar counts characters")
+
+
+def _rate_on(method: Method, texts: dict, size: int, overlap: int, cache) -> float:
+    """CPU seconds a character to chunk and embed `texts`, the first text not counted (unless it is the only
+    one); 0 for a chunker that fails (its turn says so in one line)."""
+    timed = seconds = 0.0
+    try:
+        for number, (name, text) in enumerate(texts.items()):
+            began = time.process_time()
+            pending = [chunk.embedding_text for _, chunk in chunks_of(method, name, text, size, overlap)]
+            for first in range(0, len(pending), EMBED_BATCH):
+                cache.vectors(pending[first:first + EMBED_BATCH])
+            if number or len(texts) == 1:
+                seconds, timed = seconds + time.process_time() - began, timed + len(text)
+    except ValueError:
+        return 0.0
+    return seconds / max(timed, 1)
+
+
+def _sample(texts: dict, characters: int, pieces: int = 8) -> dict:
+    """About `characters` characters of the corpus: `pieces` runs of lines, taken at even steps through
+    the documents one after another (so one big file gives pieces from its whole length)."""
+    total = characters_of(texts)
+    if total <= characters:
+        return dict(texts)
+    picked, each, passed = {}, characters // pieces, 0
+    wanted = [round(n * total / pieces) for n in range(pieces)]
+    for name, text in texts.items():
+        for at in (spot - passed for spot in wanted if passed <= spot < passed + len(text)):
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", start + each, start + 4 * each)  # a line end, unless the line is very long
+            picked[f"{name} at {start}"] = text[start:start + each if end < 0 else end + 1]
+        passed += len(text)
+    return picked
+
+
 def _duration(seconds: float) -> str:
-    """2 h 40 min, 12 min, 45 s."""
-    if seconds >= 3600:
-        return f"{seconds // 3600:.0f} h {seconds % 3600 / 60:.0f} min"
-    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+    """A duration as a person reads it: 40 s, 12 min, 2.5 h."""
+    if seconds < 90:
+        return f"{max(seconds, 1):.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
 def score_grid(grid: list, texts: dict, questions: list, question_vectors, cache, budget: int, rag8) -> list:
     """A Scored per chunker and setting, under one bar counting characters; a chunker that fails is left
     out with one line (a learner's lab with a TODO left, a chunk off its offsets)."""
-    characters, names = sum(map(len, texts.values())), list(texts)
+    characters, names = characters_of(texts), list(texts)
     progress, scored, failed = Progress("chunking and embedding", len(grid) * characters, "characters"), [], set()
-    for method, size, overlap in grid:
+    for number, (method, size, overlap) in enumerate(grid):
         before = progress.done
+        if number and method.name != grid[number - 1][0].name:
+            release_memory(lines=False)  # a chunker's sentences (rag9 at each size) are not the next one's
         if method.name not in failed:
             try:
                 spans = chunk_and_embed(method, texts, size, overlap, cache, progress)
-                recall, tokens = score_spans(spans, names, questions, question_vectors, budget, rag8)
+                try:
+                    recall, tokens = score_spans(spans, names, questions, question_vectors, budget, rag8)
+                finally:
+                    spans.vectors.close()
                 scored.append(Scored(method.name, size, overlap, recall, tokens, len(spans.rows)))
             except ValueError as error:
                 print(f"\n  {method.name}: left out, {error}", file=sys.stderr)
                 failed.add(method.name)
         progress.advance(before + characters - progress.done)
     progress.close()
+    release_memory()
     return scored
 
 
 def retrieve(methods: list, texts: dict, questions: list, budget: int, rag8) -> list:
-    """Each retriever's Scored; one that fails is left out with one line."""
+    """Each retriever's Scored; one that fails is left out with one line. Each starts on memory the
+    chunkings have let go of, and their indexes go once all have run."""
     if not methods:
         return []
     progress, scored = Progress("retrieving (rag10, rag11)", len(methods), "retrievers"), []
     for method in methods:
+        release_memory()  # rag11 builds on rag10's index, whose embedding is done: wordllama's lines can go
         try:
             scored.append(score_retriever(method, texts, questions, budget, rag8))
         except Exception as error:  # a learner's lab may stop at a TODO: compare the rest
             print(f"\n  {method.name}: left out, {_one_line(error)}", file=sys.stderr)
         progress.advance()
+    for method in methods:
+        method.release()
+    release_memory()
     progress.close()
     return scored
+
+
+def release_memory(lines: bool = True) -> None:
+    """Let go of what no later step reads: the vectors minilm keeps in the process (compare keeps its own
+    on disk), wordllama's lines remembered (up to 110 MB) unless `lines` is False, and the memory freed
+    since, handed back to the system (glibc keeps freed blocks for reuse, which the next step, made of
+    other sizes, may never reuse)."""
+    import ctypes
+    import gc
+
+    from labkit import embedders, minilm
+
+    minilm.forget()
+    if lines:
+        embedders.forget_lines()
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (macOS, Windows, musl): its allocator hands memory back itself
+        pass
 
 
 def write_outputs(settings: Settings, table: Table, advice: str, questions: list, scored: list, texts: dict) -> None:

@@ -60,23 +60,61 @@ def wordllama_vectors(texts: list[str]) -> np.ndarray:
                                for first in range(0, len(texts), BATCH_TEXTS)])
     weights = wordllama_model().embedding
     lines = [[LINE_START + line if n == 0 else line for n, line in enumerate(text.split("\n"))] for text in texts]
-    if len(_line_sums) > MAX_LINES:  # a bound on memory for very long runs
-        _line_sums.clear()
-    missing = list(dict.fromkeys(line for text_lines in lines for line in text_lines if line not in _line_sums))
+    missing = list(dict.fromkeys(line for text_lines in lines for line in text_lines if line not in _lines.rows))
+    if _lines.filled + len(missing) > MAX_LINES:  # a bound on memory for very long runs
+        forget_lines()
+        missing = list(dict.fromkeys(line for text_lines in lines for line in text_lines))
     encodings = wordllama_model().tokenizer.encode_batch_fast(missing, add_special_tokens=False)
-    for line, encoding in zip(missing, encodings):
-        _line_sums[line] = (np.add.reduce(weights[encoding.ids], axis=0), len(encoding.ids))
+    _lines.remember(missing, [np.add.reduce(weights[encoding.ids], axis=0) for encoding in encodings],
+                    [len(encoding.ids) for encoding in encodings])
     line_break = weights[wordllama_model().tokenizer.token_to_id("<0x0A>")]
     vectors = np.zeros((len(texts), weights.shape[1]), dtype=np.float32)
     for row, (text, text_lines) in enumerate(zip(texts, lines)):
         if text.strip():
-            sums, counts = zip(*(_line_sums[line] for line in text_lines))
+            found = [_lines.rows[line] for line in text_lines]
             breaks = len(text_lines) - 1
-            vectors[row] = (np.add.reduce(sums, axis=0) + breaks * line_break) / (sum(counts) + breaks)
+            vectors[row] = ((np.add.reduce(_lines.sums[found], axis=0) + breaks * line_break)
+                            / (int(_lines.counts[found].sum()) + breaks))
+    for line in missing:  # a long line is seldom met again whole (rag9's windows cut it): its text is not kept
+        if len(line) > LONGEST_KEPT:
+            del _lines.rows[line]
     return vectors
 
 
+class LineSums:
+    """The lines wordllama has summed: a line -> its row in two arrays, the sum of its token vectors and
+    its token count. One float32 row a line (1 KB), not an array object, a tuple and an int each."""
+
+    def __init__(self):
+        self.rows: dict[str, int] = {}
+        self.filled = 0  # rows of the arrays in use (a long line's row stays, its text goes)
+        self.sums = np.zeros((0, 0), dtype=np.float32)
+        self.counts = np.zeros(0, dtype=np.int64)
+
+    def remember(self, lines: list[str], sums: list, counts: list) -> None:
+        """Keep each line's sum and count (the arrays grow by half again when full)."""
+        if not lines:
+            return
+        first = self.filled
+        if first + len(lines) > len(self.counts):
+            grown = max(first + len(lines), len(self.counts) * 3 // 2, 1024)
+            self.sums = np.resize(self.sums, (grown, len(sums[0]))) if first else np.zeros((grown, len(sums[0])),
+                                                                                              np.float32)
+            self.counts = np.resize(self.counts, grown)
+        self.sums[first:first + len(lines)] = sums
+        self.counts[first:first + len(lines)] = counts
+        self.rows.update(zip(lines, range(first, first + len(lines))))
+        self.filled += len(lines)
+
+
+def forget_lines() -> None:
+    """Let go of the lines remembered (their memory too): when full, or when no more chunks will come."""
+    global _lines
+    _lines = LineSums()
+
+
 LINE_START = "\u2581"  # what wordllama's tokenizer puts before a text ("▁")
-_line_sums: dict[str, tuple[np.ndarray, int]] = {}  # a line -> (sum of its token vectors, its token count)
+_lines = LineSums()  # the lines summed so far
 BATCH_TEXTS = 4096  # texts embedded at a time
-MAX_LINES = 100_000  # lines remembered at most, about 1.3 KB each: 130 MB, the lines of a 5 MB corpus
+MAX_LINES = 100_000  # lines remembered at most, about 1.1 KB each: 110 MB, the lines of a 5 MB corpus
+LONGEST_KEPT = 1_000  # characters of the longest line whose text the memo keeps as a key

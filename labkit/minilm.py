@@ -197,6 +197,11 @@ def from_cache(missing: list[str]) -> list[str]:
             _vectors[text] = found[key].copy()
     return [text for key, text in zip(keys, missing) if key not in found]
 
+def forget() -> None:
+    """Let go of the vectors kept in this process: a caller that keeps its own (compare, on disk) needs
+    them no longer than one chunker's run."""
+    _vectors.clear()
+
 
 def embed_missing(missing: list[str]) -> None:
     """Run the model on texts it has not seen, nor the course or the cache holds; a long run states its

@@ -516,3 +516,60 @@ def test_a_big_corpus_is_told_what_the_retrievers_will_hold(tmp_path, capsys):
     assert "small to big (rag10), hybrid search (rag11) index the whole corpus at once: about 5.4 GB" in printed
     compare._announce(settings, {"a.md": "x" * 1000}, [], ["small to big (rag10)"])
     assert "index the whole corpus" not in capsys.readouterr().out
+
+
+def test_chunks_are_ranked_a_block_of_vectors_at_a_time_as_top_k_each_ranks_them(tmp_path, monkeypatch):
+    from academy_llm import top_k_each
+
+    rng = np.random.default_rng(7)
+    matrix = rng.integers(-2, 3, size=(900, 8)).astype(np.float32)  # small integers: many ties
+    asked = rng.integers(-2, 3, size=(5, 8)).astype(np.float32)
+    monkeypatch.setattr(compare.Vectors, "ROWS", 64)
+    vectors = compare.Vectors(tmp_path)
+    for first in range(0, len(matrix), 100):
+        vectors.append(matrix[first:first + 100])
+    for depth in (1, 63, 64, 65, 300, 900):
+        assert compare.best_rows(asked, vectors, depth) == [[row for row, _ in best]
+                                                            for best in top_k_each(asked, matrix, depth)]
+    vectors.close()
+    assert list(tmp_path.iterdir()) == []  # its file is gone
+
+
+def test_the_time_is_estimated_before_the_chunkings_start(docs, questions, tmp_path, capsys, no_peers):
+    assert compare.main([str(docs), "--questions", str(questions), "--cache", str(tmp_path / "cache"), "--out",
+                         str(tmp_path / "out"), "--embedder", "hash", "--methods", "rag5,rag6", "--sizes", "32"]) == 0
+    printed = capsys.readouterr().out
+    assert "of CPU for the chunkings, from each chunker timed on " in printed
+    assert printed.index("of CPU for the chunkings") < printed.index("questions, hash; chunks of")
+    assert not [name for name in (tmp_path / "cache").iterdir() if name.name.startswith("compare-vectors")]
+
+
+def test_the_sample_timed_comes_from_the_whole_length_of_one_big_file():
+    text = "".join(f"line {n}\n" for n in range(100_000))
+    sample = compare._sample({"big.md": text}, 4000)
+    assert len(sample) == 8 and sum(map(len, sample.values())) < 5000
+    for name, piece in sample.items():
+        start = int(name.rsplit(" ", 1)[1])
+        assert text[start:start + len(piece)] == piece and (start == 0 or text[start - 1] == "\n")
+    assert max(int(name.rsplit(" ", 1)[1]) for name in sample) > len(text) * 3 // 4
+
+
+def test_wordllama_gives_the_same_vectors_whatever_lines_it_remembers(monkeypatch):
+    from labkit import embedders
+
+    texts = [INSTALL, FAQ, OLD_MAC, "# Install\n\nRun the installer.", "   ", ""]
+    embedders.forget_lines()
+    first = embed(texts, "wordllama")
+    monkeypatch.setattr(embedders, "MAX_LINES", 3)  # forgets as it goes
+    assert np.array_equal(embed(texts, "wordllama"), first)
+    embedders.forget_lines()
+    assert np.array_equal(embed(texts[::-1], "wordllama"), first[::-1])
+
+
+def test_a_big_document_is_not_cut_inside_a_longer_fence_nor_kept_whole_after_one():
+    fenced = "````markdown\n```\n\n# not a heading\n````\n\n"  # "```" inside "````" is code, not its end
+    text = "".join((fenced if n == 3 else "") + SECTION.format(n=n) for n in range(40))
+    cut = list(compare.parts(text, 300))
+    assert len(cut) > 10 and "".join(part for _, part in cut) == text
+    assert all(offset == 0 or part.startswith("# Part ") for offset, part in cut)
+    assert max(len(part) for _, part in cut) <= 300  # the fence closed at "````": the headings after it count
