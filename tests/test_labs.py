@@ -87,16 +87,38 @@ def run_solution(lab: str, folder: Path) -> LabRun:
 
 
 def start_early(session) -> None:
-    """Start every solution lab's run now, the later labs (rag10, rag9, rag8: the slowest) first."""
-    if not any(item.module.__name__ == __name__ and "solution_run" in item.fixturenames
-               for item in session.items):
-        return
-    labs = sorted((path.stem.split("-")[0] for path in SOLUTIONS), key=lambda lab: -int(lab[3:]))
-    for lab in labs:
+    """Start the run of every solution lab a selected test reads, now, the later labs (the slowest) first."""
+    wanted = set().union(*(labs_read_by(item) for item in session.items
+                           if item.module.__name__ == __name__ and "solution_run" in item.fixturenames))
+    for lab in sorted(wanted, key=lambda lab: -int(lab[3:])):
         STARTED[lab] = LAB_RUNS.submit(run_solution, lab, temporary_folder(f"{lab}-"))
 
 
-@pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
+def labs_read_by(item) -> set:
+    """The solution labs whose run a test of this module reads."""
+    params = getattr(item, "callspec", None)
+    params = params.params if params else {}
+    if "solution" in params:
+        return {params["solution"].stem.split("-")[0]}
+    if "block" in params:
+        return set() if params["block"].lab.endswith(DOCS.STUB) else {params["block"].lab}
+    if item.originalname == "test_the_images_of_docs_show_what_the_labs_make":
+        return {"rag5", "rag6"}
+    return {HINT_RUN[0]}
+
+
+# The default tier runs rag4 (the quickest lab, with --hint) and the checks that read its run; every other
+# solution lab runs in the heavy tier, which CI runs too: about 40 s of CPU that a developer's quick
+# `pytest` need not pay, since it grades every reference lab in full all the same (test_grader).
+QUICK_RUNS = (HINT_RUN[0],)
+
+
+def heavy_unless_quick(lab: str, value, name: str):
+    """`value` as a parameter, in the heavy tier unless `lab`'s run is one of QUICK_RUNS."""
+    return pytest.param(value, id=name, marks=() if lab in QUICK_RUNS else pytest.mark.heavy)
+
+
+@pytest.mark.parametrize("solution", [heavy_unless_quick(p.stem.split("-")[0], p, p.stem) for p in SOLUTIONS])
 @pytest.mark.timeout(LAB_WAIT)
 def test_solution_lab_passes_offline(solution, solution_run):
     lab = solution.stem.split("-")[0]
@@ -124,7 +146,8 @@ QUOTED_BLOCKS = DOCS.quoted_blocks(DOCS.read_pages())  # every quote, whichever 
 REFRESH = "run: python tools/make_docs.py"
 
 
-@pytest.mark.parametrize("block", QUOTED_BLOCKS, ids=lambda block: f"{block.lab}-{block.name}")
+@pytest.mark.parametrize("block", [heavy_unless_quick(block.lab, block, f"{block.lab}-{block.name}")
+                                   for block in QUOTED_BLOCKS])
 @pytest.mark.timeout(LAB_WAIT)
 def test_the_docs_quote_what_the_lab_prints(block, solution_run, tmp_path):
     if block.lab.endswith(DOCS.STUB):  # the student's lab, which stops at its first TODO at once
@@ -138,6 +161,7 @@ def test_the_docs_quote_what_the_lab_prints(block, solution_run, tmp_path):
     assert block.content == printed, f"{block.page}'s {block.marker} is stale; {REFRESH}"
 
 
+@pytest.mark.heavy
 @pytest.mark.timeout(LAB_WAIT)
 def test_the_images_of_docs_show_what_the_labs_make(solution_run):
     """docs/chunk-sizes.png says it shows what rag6's plot of this run does, and
