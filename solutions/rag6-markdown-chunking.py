@@ -93,6 +93,8 @@ def read_blocks(text, start=0):
 
     kind is "heading" (with its level and title), "code", "table", "list",
     "quote" or "paragraph"; a block's `end` is just after its last line's break.
+    A fence inside a list item (NESTED_FENCE) ends the list there and is a code
+    block of its own, so that packing, which may cut a long list, never cuts it.
     """
     # BEGIN SOLUTION
     # hint 1: Read the lines of text[start:] into blocks, in order, each the lines from where it

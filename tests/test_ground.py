@@ -33,3 +33,8 @@ def test_ground_reads_back_exact_slices():
 def test_unknown_ground_is_named_in_one_line():
     with pytest.raises(FileNotFoundError, match="no given ground named 'nothing'"):
         ground.chunks("nothing")
+
+
+def test_every_shipped_set_has_its_maker():
+    assert sorted(ground.names()) == sorted(make_ground.MAKERS), \
+        "datasets/ground/ holds a set no maker writes, or a maker's set is missing: run python tools/make_ground.py"

@@ -50,6 +50,10 @@ def cut_pages(pages, title=TITLE, parent_tokens=PARENT_TOKENS, folder=None):
     read them from datasets/ground (made by tools/make_ground.py); any other pages are cut here with
     the earlier labs in `folder` (rag5's seams, rag6's blocks, rag7's headers)."""
     if is_course(pages, title):
+        shipped = sorted(int(name.rsplit("-", 1)[1]) for name in ground.names() if name.startswith("rag10-parents-"))
+        if parent_tokens not in shipped:
+            raise SystemExit(f"rag10: parents of {parent_tokens!r} tokens are not shipped for the course's pages: "
+                             f"choose PARENT_SIZES among {', '.join(map(str, shipped))}")
         parents, units = ground.chunks(f"rag10-parents-{parent_tokens}"), ground.chunks(f"rag10-units-{UNIT_TOKENS}")
         return {page: (parents[page], units[page]) for page in pages}
     labs = [load_lab(name, folder) for name in ("rag5", "rag6", "rag7")]
