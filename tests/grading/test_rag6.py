@@ -9,6 +9,7 @@ and tables.
 import grading_checks as check
 import pytest
 import wire
+from academy_llm import count_tokens
 from hypothesis import given
 from hypothesis import strategies as st
 from text_strategies import lab_markdown
@@ -161,3 +162,22 @@ def test_verify_on_a_fence_never_closed(rag6, cuts):
 @pytest.mark.parametrize("cuts", [[], [5], [7], [8], [10], [12], [13], [17], [26], [2, 9], [6, 11], [14, 22]])
 def test_verify_on_the_page(rag6, cuts):
     check.verify_judged(rag6.verify, PAGE, check.line_chunks(PAGE, cuts))
+
+
+
+NOTES = "# Notes\n\n" + "\n\n".join(" ".join(f"word{n}{k}" for k in range(12)) + "." for n in range(8)) + "\n"
+
+
+@pytest.mark.grades("markdown_chunks")
+@pytest.mark.parametrize("overlap", [0, 6])
+def test_markdown_chunks_overlap_reaches_back_within_a_section(rag6, overlap):
+    """Each chunk of a section after its first reaches back into the one before, by 1 to `overlap`
+    tokens; with no overlap, chunks only meet."""
+    chunks = rag6.markdown_chunks(NOTES, 40, overlap)
+    check.markdown_basics(NOTES, chunks, 40)
+    pairs = [(before, after) for before, after in zip(chunks, chunks[1:]) if before.section == after.section]
+    shared = [count_tokens(NOTES[after.start:before.end]) if after.start < before.end else 0
+              for before, after in pairs]
+    check.expect(len(pairs) >= 2, True)
+    check.expect([0 < tokens <= overlap for tokens in shared] if overlap else shared,
+                 [True] * len(pairs) if overlap else [0] * len(pairs))
