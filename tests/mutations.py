@@ -238,6 +238,11 @@ MUTATIONS = [
         "            pieces = [piece for piece in pieces if piece.start > last.start] or [",
     ),
     Mutation(
+        "rag7", "with_table_rows", "a chunk reaching back into a table's rows replaces the last row's chunk whole",
+        "            pieces = [piece for piece in pieces if piece.start >= last.start] or [",
+        "            pieces = [piece for piece in pieces if piece.start >= last.start] or pieces or [",
+    ),
+    Mutation(
         "rag7", "make_header", "empty parts are not left out",
         '    path = " › ".join(part for part in (title, *section) if part)',
         '    path = " › ".join((title, *section))',
