@@ -592,6 +592,11 @@ MUTATIONS = [
         "        if parent is None:",
     ),
     Mutation(
+        "rag11", "read_parents", "a parent whose best unit is too big is read again at a later unit of its own",
+        "            if span is None:\n                continue",
+        "            if span is None:\n                taken.discard(parent)\n                continue",
+    ),
+    Mutation(
         "rag11", "read_parents", "hands over the units, not their parents",
         "        doc_id, start, end = parents[parent]",
         "        doc_id, start, end = units[row]",
