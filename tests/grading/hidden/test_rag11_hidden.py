@@ -255,7 +255,8 @@ def test_read_parents_hidden_property_best_unit_too_big(rag11, data, budget):
 @pytest.mark.parametrize("budget", [5, 7])
 def test_read_parents_reads_a_parent_at_its_best_unit_only(rag11, budget):
     """The parent's best unit, two characters of 4 tokens, is over what is left: nothing for that parent,
-    though its second unit, a word, would fit. Each parent is read once, at its best unit."""
-    pages = {"w": "\U00029755" * 10 + " tail"}
-    got = handed(rag11.read_parents(pages, [0, 1], [("w", 0, 2), ("w", 10, 15)], [0, 0], [("w", 0, 15)], budget))
-    check.expect(got, [])
+    though its second unit, a word, would fit. Each parent is read once, at its best unit; the next is read."""
+    pages = {"w": "\U00029755" * 10 + " tail", "b": "Tokens expire."}
+    got = handed(rag11.read_parents(pages, [0, 1, 2], [("w", 0, 2), ("w", 10, 15), ("b", 0, 14)], [0, 0, 1],
+                                    [("w", 0, 15), ("b", 0, 14)], budget))
+    check.expect(got, [("b", 0, 14)])
