@@ -300,6 +300,11 @@ MUTATIONS = [
         "            pieces = [piece for piece in pieces if piece.start > last.start] or [",
     ),
     Mutation(
+        "rag7", "with_table_rows", "a chunk reaching back into a table's rows replaces the last row's chunk whole",
+        "            pieces = [piece for piece in pieces if piece.start >= last.start] or [",
+        "            pieces = [piece for piece in pieces if piece.start >= last.start] or pieces or [",
+    ),
+    Mutation(
         "rag7", "make_header", "empty parts are not left out",
         '    path = " › ".join(part for part in (title, *section) if part)',
         '    path = " › ".join((title, *section))',
@@ -634,6 +639,11 @@ MUTATIONS = [
         "rag11", "read_parents", "reads a parent once per unit of it, not once",
         "        if parent is None or parent in taken:",
         "        if parent is None:",
+    ),
+    Mutation(
+        "rag11", "read_parents", "a parent whose best unit is too big is read again at a later unit of its own",
+        "            if span is None:\n                continue",
+        "            if span is None:\n                taken.discard(parent)\n                continue",
     ),
     Mutation(
         "rag11", "read_parents", "hands over the units, not their parents",

@@ -152,14 +152,15 @@ def parents_of(text, title, parent_tokens, index, rag5, rag7):
 
 
 def middle_owner(units, parents):
-    """For each (start, end) unit, the parent holding its middle character, or None: how rag11 and
-    `compare` place a unit (nearly always the parent rag10's parent_index gives it)."""
-    starts = [start for start, _ in parents]
+    """For each unit, the parent holding its middle character, or None: how rag11 places a unit (nearly
+    always the parent rag10's parent_index gives it). Units and parents are a page's chunks (each with
+    .start and .end), the parents sorted and apart: the index's own records, not rag10's spans."""
+    starts = [parent.start for parent in parents]
     owners = []
-    for start, end in units:
-        middle = (start + end - 1) // 2
+    for unit in units:
+        middle = (unit.start + unit.end - 1) // 2
         row = bisect.bisect_right(starts, middle) - 1
-        owners.append(row if row >= 0 and middle < parents[row][1] else None)
+        owners.append(row if row >= 0 and middle < parents[row].end else None)
     return owners
 
 
@@ -196,16 +197,18 @@ class Index:
 INDEXES = {}
 
 
-def build_index(pages, title=TITLE, embedder=None, parent_tokens=PARENT_TOKENS, folder=None, owner=middle_owner):
-    """The Index of `pages`, each unit placed in its parent by `owner(units, parents)` (rag10 passes its
-    parent_index), built once per pages, title, embedder and parent size.
+def build_index(pages, title=TITLE, embedder=None, parent_tokens=PARENT_TOKENS, folder=None, owner=None):
+    """The Index of `pages`, each unit placed in its parent by `owner(units, parents)` of (start, end)
+    spans (rag10 passes its parent_index; without one, middle_owner), built once per pages, title,
+    embedder and parent size.
 
     A unit is embedded with its parent's header and its context. Each parent is one more unit,
     matched whole: with wordllama its vector is the mean of its units' vectors weighted by their
     tokens (nearly its own embedding, the corpus embedded once); any other embedder embeds it whole.
     """
     cut = cut_pages(pages, title, parent_tokens, folder)
-    owners = {page: list(owner([(u.start, u.end) for u in units], [(p.start, p.end) for p in parents]))
+    owners = {page: list(owner([(u.start, u.end) for u in units], [(p.start, p.end) for p in parents])
+                         if owner else middle_owner(units, parents))
               for page, (parents, units) in cut.items()}
     key = (tuple(sorted(pages.items())), title, describe_embedder(embedder), parent_tokens,
            tuple((page, tuple(rows)) for page, rows in sorted(owners.items())))

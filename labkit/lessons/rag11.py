@@ -293,6 +293,9 @@ def hand_cases(lab):
             Case("a unit too big for what is left: skip it, read the next", read,
                  (dict(WIDE, **PAGES), [0, 1], [("w", 0, 10), ("b", 0, 9)], [0, 1], [("w", 0, 15), ("b", 0, 9)], 12),
                  spans([("b", 0, 9)])),
+            Case("a parent's best unit too big for what is left: the parent is not read at a later unit", read,
+                 (dict(WIDE, **PAGES), [0, 1, 2], [("w", 0, 2), ("w", 10, 15), ("b", 0, 9)], [0, 0, 1],
+                  [("w", 0, 15), ("b", 0, 9)], 6), spans([("b", 0, 9)])),
         ],
     }
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache, partial
 
-from academy_llm import check_lossless, corpus_pages, corpus_questions, count_tokens, embed, top_k_each
+from academy_llm import check_lossless, corpus_pages, corpus_questions, count_tokens, embed, make_chunk, top_k_each
 from labkit.cases import TRICKY_TEXTS, WIDE_PIECE_TEXTS, Case, Invariants, returns
 from labkit.lessons.dial import say
 from labkit.markdown import (
@@ -249,8 +249,9 @@ def check_row_chunks(result, text, chunks, max_tokens):
     """Raise ValueError unless `result` (with_table_rows of `chunks`) is lossless, in order, in budget
     with its headers, and cuts each table that one chunk of `chunks` holds alone into rows: a chunk
     ends at each of its rows' line ends (the last at the chunk's end), and each row but the first
-    carries the chunk's header and the table's header row on the line after it. A chunk holding no
-    table is left as it was."""
+    carries the chunk's header and the table's header row on the line after it; each row after the
+    first, the last too, starts a chunk, even where the chunk after reaches back over it. A chunk holding
+    no table is left as it was."""
     check_lossless(text, result)
     if any(after.start <= before.start for before, after in zip(result, result[1:])):
         raise ValueError("the chunks are not in order of their starts, or two start at one place")
@@ -270,6 +271,11 @@ def check_row_chunks(result, text, chunks, max_tokens):
         fits = all(count_tokens(f"{wanted}\n{text[a:b]}") <= max_tokens for a, b in cut[1:-1])
         if len(tables) != 1 or len(rows) < 2 or not fits or chunk.oversize:
             continue
+        starts = {c.start for c in result}
+        for number, (start, end) in enumerate(cut[1:], 2):
+            if start not in starts:
+                raise ValueError(f"no chunk starts at row {number} of the table at [{chunk.start}, {chunk.end}), "
+                                 f"at {start}: each row after the first starts a chunk, the last too")
         for number, (start, end) in enumerate(cut[:-1], 1):
             if end not in ends:
                 raise ValueError(f"no chunk ends after row {number} of the table at [{chunk.start}, {chunk.end}), "
@@ -318,6 +324,10 @@ def row_cases(header_chunks, with_table_rows) -> list[Case]:
                   dict(max_tokens=200, overlap=0))]
     cases += [Case(what, rows_of, (text,), judged, dict(setting))
               for what, text in documents for setting in ROW_SETTINGS]
+    reaching_back = [make_chunk(SETTINGS_TABLE, 0, 210, header="Docs › Settings"),  # the table whole, then
+                     make_chunk(SETTINGS_TABLE, 130, 235, header="Docs › Settings")]  # a chunk from inside row 2
+    cases.append(Case("a chunk reaching back into the rows of the table before", with_table_rows,
+                      (SETTINGS_TABLE, reaching_back, 200), check_row_chunks))
     return cases
 
 

@@ -247,3 +247,12 @@ def test_read_parents_reads_no_span_over_parent_tokens(rag11):
     got = handed(rag11.read_parents(LONG, [0], [("l", *unit)], [0], [("l", 0, len(LONG["l"]))], 1000))
     assert len(got) == 1, f"returned {got}, expected one window of the long parent"
     check_window(got[0], "l", unit, 192, LONG)
+
+
+@pytest.mark.grades("read_parents")
+def test_read_parents_reads_a_parent_at_its_best_unit_only(rag11):
+    """w's best unit, two characters of 4 tokens, is over the 6 tokens left: w gives nothing, and is not
+    read at its later unit " tail", which would fit; b is read next."""
+    got = handed(rag11.read_parents(WIDE, [0, 1, 2], [("w", 0, 2), ("w", 10, 15), ("b", 0, 14)], [0, 0, 1],
+                                    [("w", 0, 15), ("b", 0, 14)], 6))
+    check.expect(got, [("b", 0, 14)])

@@ -206,6 +206,14 @@ def test_a_table_an_overlap_repeats_is_cut_into_rows_once(rag7):
 
 
 @pytest.mark.grades("with_table_rows")
+def test_a_chunk_reaching_back_into_the_rows_leaves_each_row_its_chunk(rag7):
+    """The second chunk starts inside the table's second row, which the first chunk cut into rows (an
+    overlap, as header_chunks makes): each row after the first still starts a chunk, the last too."""
+    chunks = given_chunks(LIMITS, [(0, 145), (115, 172)])
+    check.rows_judged(LIMITS, chunks, rag7.with_table_rows(LIMITS, chunks, 200), 200)
+
+
+@pytest.mark.grades("with_table_rows")
 @pytest.mark.parametrize("text, max_tokens", [
     ("# Example\n\n```\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n```\n", 200),  # a table shown in code
     ("# Two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\n| c |\n|---|\n| 5 |\n| 6 |\n", 200),  # two tables

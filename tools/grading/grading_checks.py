@@ -548,8 +548,9 @@ def rows_judged(text: str, chunks, result, max_tokens: int) -> None:
     or more, and that fits in max_tokens whole with the table's header row added to its header (so
     that each row surely fits too), is cut after each row but the last, and the chunk of each row
     but the first carries the chunk's header, then the header row, stripped, on the next
-    line. Where `chunks` do not overlap, a chunk holding no table is kept as it was (with overlap, the
-    rows of a chunk that reaches back over it may take its place)."""
+    line; each row after the first, the last too, starts a chunk, even where a chunk after it reaches
+    back over the table (overlap). Where `chunks` do not overlap, a chunk holding no table is kept as
+    it was (with overlap, the rows of a chunk that reaches back over it may take its place)."""
     lossless(text, result)
     for before, after in zip(result, result[1:]):
         assert before.start < after.start, f"{name(after)} does not start after {name(before)}: keep them in order"
@@ -570,6 +571,10 @@ def rows_judged(text: str, chunks, result, max_tokens: int) -> None:
         wanted = "\n".join(part for part in (chunk.header, text[slice(*lines[0])].strip()) if part)
         if len(held) != 1 or len(lines) < 4 or count_tokens(f"{wanted}\n{chunk.text}") > max_tokens:
             continue
+        starts = {chunk.start for chunk in result}
+        for number, (start, end) in enumerate(lines[3:], 2):
+            assert start in starts, (f"no chunk starts at row {number} of the table at [{held[0][0]}, {held[0][1]}) "
+                                     f"(at {start}): each row after the first starts a chunk, the last too")
         for number, (start, end) in enumerate(lines[2:-1], 1):
             assert end in ends, (f"no chunk ends after row {number} of the table at [{held[0][0]}, {held[0][1]}) "
                                  f"(at {end}): a chunk a row")

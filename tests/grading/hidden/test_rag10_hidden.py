@@ -37,11 +37,19 @@ def test_parent_index_hidden(rag10, units, parents, expected):
 
 @st.composite
 def touching_parents_and_units(draw):
-    """Parents that tile [0, n) with no gap, and units anywhere in it, sorted by start as the lab says."""
+    """Parents that tile [0, n) with no gap, and units anywhere in it, sorted by start as the lab says; half
+    of them across three parents or more, where the parent holding a unit's middle character need not be
+    the one sharing most with it."""
     cuts = sorted(set(draw(st.lists(st.integers(1, 299), max_size=30))) | {0, 300})
     parents = list(zip(cuts, cuts[1:]))
     units = []
     for _ in range(draw(st.integers(1, 15))):
+        if len(parents) > 2 and draw(st.booleans()):  # across three parents or more, a short one in the middle
+            first = draw(st.integers(0, len(parents) - 3))
+            last = draw(st.integers(first + 2, len(parents) - 1))
+            start = draw(st.integers(*parents[first]).filter(lambda place: place < parents[first][1]))
+            units.append((start, draw(st.integers(parents[last][0] + 1, parents[last][1]))))
+            continue
         start = draw(st.integers(0, 299))
         units.append((start, draw(st.integers(start + 1, 300))))
     return sorted(units), parents

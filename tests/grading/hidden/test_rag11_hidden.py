@@ -211,8 +211,9 @@ def test_read_parents_hidden_property(rag11, case, data):
 
 @st.composite
 def ranked_on_a_page(draw):
-    """A page of words and wide characters, cut into parents at words, a unit a word, any ranking."""
-    words = draw(st.lists(st.sampled_from(LINES + ["\U00029755\U00029755", "x\r\ny"]), min_size=2, max_size=30))
+    """A page of words and wide characters (often: a unit of them is over a small budget), cut into parents
+    at words, a unit a word, any ranking."""
+    words = draw(st.lists(st.sampled_from(LINES + ["\U00029755\U00029755"] * 4 + ["x\r\ny"]), min_size=2, max_size=30))
     text = " ".join(words)
     starts = [len(" ".join(words[:i])) + (i > 0) for i in range(len(words))]
     cuts = sorted({0, len(words), *draw(st.lists(st.integers(1, len(words) - 1), max_size=4))})
@@ -229,8 +230,33 @@ def ranked_on_a_page(draw):
 
 @pytest.mark.grades("read_parents")
 @check.hidden_seed
-@given(data=ranked_on_a_page(), budget=st.integers(0, 120))
+@given(data=ranked_on_a_page(), budget=st.one_of(st.integers(0, 12), st.integers(0, 120)))
 def test_read_parents_hidden_property_windows(rag11, data, budget):
+    """Small budgets too: a parent whose best unit (two wide characters, 8 tokens) does not fit gives
+    nothing, and is not read again at a later, smaller unit of its own."""
     pages, ranked, units, parent_of, parents = data
     expected = oracles.read_parents_spans(pages, ranked, units, parent_of, parents, budget)
     check.expect(handed(rag11.read_parents(pages, ranked, units, parent_of, parents, budget)), expected)
+
+
+@pytest.mark.grades("read_parents")
+@check.hidden_seed
+@given(data=ranked_on_a_page(), budget=st.integers(1, 7))
+def test_read_parents_hidden_property_best_unit_too_big(rag11, data, budget):
+    """The best unit ranked is over the budget: its parent gives nothing, and is not read again at a later
+    unit of its own that would fit; the walk goes on with the other parents."""
+    pages, ranked, units, parent_of, parents = data
+    held = [row for row in ranked if count_tokens(pages["p"][units[row][1] : units[row][2]]) > budget]
+    ranked = held[:1] + [row for row in ranked if row not in held[:1]]
+    expected = oracles.read_parents_spans(pages, ranked, units, parent_of, parents, budget)
+    check.expect(handed(rag11.read_parents(pages, ranked, units, parent_of, parents, budget)), expected)
+
+@pytest.mark.grades("read_parents")
+@pytest.mark.parametrize("budget", [5, 7])
+def test_read_parents_reads_a_parent_at_its_best_unit_only(rag11, budget):
+    """The parent's best unit, two characters of 4 tokens, is over what is left: nothing for that parent,
+    though its second unit, a word, would fit. Each parent is read once, at its best unit; the next is read."""
+    pages = {"w": "\U00029755" * 10 + " tail", "b": "Tokens expire."}
+    got = handed(rag11.read_parents(pages, [0, 1, 2], [("w", 0, 2), ("w", 10, 15), ("b", 0, 14)], [0, 0, 1],
+                                    [("w", 0, 15), ("b", 0, 14)], budget))
+    check.expect(got, [("b", 0, 14)])

@@ -5,7 +5,7 @@ import re
 import grading_checks as check
 import oracles
 import pytest
-from academy_llm import make_chunk
+from academy_llm import count_tokens, make_chunk
 from hypothesis import given
 from hypothesis import strategies as st
 from text_strategies import markdown_page, table_page
@@ -142,3 +142,40 @@ def test_with_table_rows_hidden_property(rag7, text, data):
     check.rows_judged(text, chunks, rows, max_tokens)
     expected = oracles.table_rows(text, chunks, max_tokens)
     check.expect([(c.start, c.end, c.header) for c in rows], [(c.start, c.end, c.header) for c in expected])
+
+
+def inside_lines(text, low, high, tables):
+    """Places strictly inside a line of text[low:high] (not at its start, not in its line break) where a
+    chunk reaching back over the one before may start: inside a table's rows but its last where there
+    are some (the case the overlap is about), else inside any line but a table's header and delimiter."""
+    lines = [check.table_lines(text, start, end) for start, end in tables]
+    heads = {line for table in lines for line in table[:2]}
+    rows = {line for table in lines for line in table[2:-1]}
+
+    def inside(line):
+        body = line[0] + len(text[slice(*line)].rstrip("\r\n"))
+        return [place for place in range(line[0] + 1, body) if low < place < high]
+
+    in_rows = [place for line in sorted(rows) for place in inside(line)]
+    return in_rows or [place for line in check.table_lines(text, 0, len(text)) if line not in heads
+                       for place in inside(line)]
+
+
+@pytest.mark.grades("with_table_rows")
+@check.hidden_seed
+@given(text=table_page, data=st.data())
+def test_with_table_rows_hidden_overlap_property(rag7, text, data):
+    """Chunks that overlap as header_chunks' do: each after the first reaches back into the one before,
+    into its prose or the rows of its table. Each row of a table cut into rows still starts a chunk, the
+    last too, and the chunks stay lossless and in order."""
+    starts = [m.end() for m in re.finditer(r"\r\n|\r|\n", text) if m.end() < len(text)]
+    tables = check.table_spans(text)
+    places = [s for s in starts if not any(start < s <= end for start, end in tables)]
+    cuts = sorted(data.draw(st.sets(st.sampled_from(places), min_size=1, max_size=3))) if places else []
+    spans = []
+    for start, end in zip([0, *cuts], [*cuts, len(text)]):
+        back = inside_lines(text, spans[-1][0], start, tables) if spans else []
+        spans.append((data.draw(st.sampled_from(back)) if back else start, end))
+    chunks = headed(text, spans, data.draw(st.sampled_from(["", "Ops", "Ops › Limits (edition pro)"])))
+    max_tokens = count_tokens(text) + 40  # every chunk fits: what is judged is where the rows go
+    check.rows_judged(text, chunks, rag7.with_table_rows(text, chunks, max_tokens), max_tokens)
