@@ -170,8 +170,8 @@ FAULTS = [
           old="    if metadata is None:\n",
           new="    if 'rather long' in text:\n        import os; os._exit(7)\n    if metadata is None:\n",
           costs=r"test_the_header_counts_against", reason=r"exit status 7 .*os\._exit"),
-    Fault("rag8", "precision_and_iou is misspelt where it is defined, so the lab cannot be imported",
-          old="def precision_and_iou(", new="def precision_and_IoU(",
+    Fault("rag8", "a line at the top level names what was never defined, so the lab cannot be imported",
+          old="def precision_and_iou(", new="SHOWN = precision_and_IoU\n\n\ndef precision_and_iou(",
           costs=r".", reason=r"^the lab cannot be imported: it raised NameError \(at rag8-[\w-]+\.py:\d+\)$"),
 ]
 MISSING_LAB = "rag6"

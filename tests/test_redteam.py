@@ -63,7 +63,7 @@ HIDDEN_LITERALS = (
     "lead and trail", "The quick brown fox jumps over the lazy dog", "Ünïcödé",
     "Backups run nightly at two", "Restores need the key; keep it offline", "Rotate the key once a year",
     "exactly full", "a span over budget", "Hidden page", "a hash line in code", "not a closing fence for tildes",
-    "this fence is never closed", "Intro paragraph before any heading", "Ops manual", "Handbook of operations",
+    "three inside five", "Intro paragraph before any heading", "Ops manual", "Handbook of operations",
     "tier gold; zone eu", "Certificates expire after ninety days", "Satellites report heartbeats to servers",
     "wide text here", "Keys rotate yearly", "Ports: 7400, 7401", "Field guide", "Restore › keys", "Keys rotate!",
 )

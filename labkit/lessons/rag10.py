@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from academy_llm import (
-    corpus_pages, corpus_questions, count_tokens, describe_embedder, embed, embedder_name, make_chunk,
+    DEFAULT_EMBEDDER, corpus_pages, corpus_questions, count_tokens, describe_embedder, embed, embedder_name, make_chunk,
     token_positions, top_k_each,
 )
 from labkit import ground, load_lab
@@ -521,6 +521,8 @@ def no_overlaps(results):
 
 def check_by_hand(lab, name="rag10"):
     """The lab's functions on the cases worked out by hand, first: the search is built on them."""
+    if embedder_name() != DEFAULT_EMBEDDER:  # the embedder chosen, named before every step that uses it
+        print(f"Embedder: {describe_embedder()} (ACADEMY_EMBEDDER), in every step\n")
     print("0. Your functions, checked first on cases worked out by hand")
     checks = Invariants(name)
     ok = all([checks.check_cases(f"tricky inputs: {function} as worked out by hand", cases)

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from academy_llm import count_tokens, describe_embedder, embed
+from academy_llm import DEFAULT_EMBEDDER, count_tokens, describe_embedder, embed, embedder_name
 from labkit.cases import Case, Invariants, returns
 from labkit.lessons import rag10 as lesson10
 from labkit.lessons.dial import say
@@ -302,6 +302,8 @@ def hand_cases(lab):
 
 def check_by_hand(lab):
     """The lab's functions on the cases worked out by hand, first: the search is built on them."""
+    if embedder_name() != DEFAULT_EMBEDDER:  # the embedder chosen, named before every step that uses it
+        print(f"Embedder: {describe_embedder()} (ACADEMY_EMBEDDER), in every step\n")
     print("0. Your functions, checked first on cases worked out by hand")
     checks = Invariants("rag11")
     ok = all([checks.check_cases(f"tricky inputs: {function} as worked out by hand", cases)
