@@ -253,7 +253,7 @@ def test_read_parents_hidden_property_best_unit_too_big(rag11, data, budget):
 
 @pytest.mark.grades("read_parents")
 @pytest.mark.parametrize("budget", [5, 7])
-def test_read_parents_reads_a_parent_at_its_best_unit_only(rag11, budget):
+def test_read_parents_hidden_reads_a_parent_at_its_best_unit_only(rag11, budget):
     """The parent's best unit, two characters of 4 tokens, is over what is left: nothing for that parent,
     though its second unit, a word, would fit. Each parent is read once, at its best unit; the next is read."""
     pages = {"w": "\U00029755" * 10 + " tail", "b": "Tokens expire."}
