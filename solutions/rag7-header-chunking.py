@@ -245,7 +245,7 @@ def with_table_rows(text, chunks, max_tokens):
     # hint 1: Give each table its chunk per row across a whole page, keeping the page lossless and
     # hint 1: in order even where overlap makes a chunk repeat rows the chunk before already gave.
     # hint 2: Walk the chunks: the pieces of each are its rows, or the chunk itself. If the first
-    # hint 2: piece starts before the last chunk kept (or at its start, and it is a row), that last
+    # hint 2: piece starts before the last chunk kept, or at its start, that last
     # hint 2: chunk comes off: keep only the pieces that start at or after it (none left: one chunk
     # hint 2: from its start to this chunk's end, with this chunk's section, kind and header), and
     # hint 2: put it back if they all start after it.
@@ -253,7 +253,7 @@ def with_table_rows(text, chunks, max_tokens):
     # hint 3: for chunk in chunks:
     # hint 3:     rows = row_chunks(text, chunk, max_tokens)
     # hint 3:     pieces = rows or [chunk]
-    # hint 3:     if result and (pieces[0].start < result[-1].start or rows and pieces[0].start == result[-1].start):
+    # hint 3:     if result and pieces[0].start <= result[-1].start:
     # hint 3:         last = result.pop()
     # hint 3:         pieces = [piece for piece in pieces if piece.start >= last.start] or [make_chunk(
     # hint 3:             text, last.start, chunk.end, section=chunk.section, kind=chunk.kind, header=chunk.header)]
@@ -265,7 +265,7 @@ def with_table_rows(text, chunks, max_tokens):
     for chunk in chunks:
         rows = row_chunks(text, chunk, max_tokens)
         pieces = rows or [chunk]
-        if result and (pieces[0].start < result[-1].start or rows and pieces[0].start == result[-1].start):
+        if result and pieces[0].start <= result[-1].start:
             last = result.pop()
             pieces = [piece for piece in pieces if piece.start >= last.start] or [
                 make_chunk(text, last.start, chunk.end, section=chunk.section, kind=chunk.kind, header=chunk.header)]
