@@ -21,6 +21,7 @@ from academy_llm import (
 from labkit import ground, load_lab
 from labkit.cases import Case, Invariants, returns
 from labkit.lessons.dial import say
+from labkit.lessons.rag8 import within_budget
 from labkit.markdown import body_start_of, split_lines
 from labkit.seams import SEAMS
 from labkit.token_index import TokenIndex
@@ -310,17 +311,8 @@ def recommended_hits(questions, embedder=None, budget_tokens=BUDGET_TOKENS):
     chunks = [(page, chunk) for page, found in ground.chunks(ROWS).items() for chunk in found]
     ranked = top_k_each(embed([q["question"] for q in questions], embedder),
                         embed([chunk.embedding_text for _, chunk in chunks], embedder), 50)
-    found = []
-    for top in ranked:
-        spans, used = [], 0
-        for row, _ in top:
-            page, chunk = chunks[row]
-            if used + chunk.n_tokens > budget_tokens:
-                break
-            spans.append((page, chunk.start, chunk.end))
-            used += chunk.n_tokens
-        found.append(spans)
-    return found
+    return [within_budget([(chunks[row][0], chunks[row][1].start, chunks[row][1].end) for row, _ in top],
+                          [chunks[row][1].n_tokens for row, _ in top], budget_tokens) for top in ranked]
 
 
 def by_kind(questions, scores):

@@ -26,6 +26,7 @@ from academy_llm import (
 from labkit import ground
 from labkit.cases import Case, Invariants, returns, tricky_cases
 from labkit.lessons.dial import say
+from labkit.lessons.rag8 import within_budget
 from labkit.markdown import front_matter
 from labkit.plots import show_figure
 from labkit.retrieval import KINDS, Recall, gold_spans
@@ -214,12 +215,8 @@ def recall_within(chunks_by_page: dict, budget: int = READ_BUDGET, split: str = 
     ranked = top_k_each(embed([q["question"] for q in questions]), embed([c.embedding_text for _, c in chunks]), depth)
     scores, read = [], []
     for question, top in zip(questions, ranked):
-        taken, used = [], 0
-        for row, _ in top:
-            if used + chunks[row][1].n_tokens > budget:
-                break
-            taken.append(chunks[row])
-            used += chunks[row][1].n_tokens
+        taken = within_budget([chunks[row] for row, _ in top], [chunks[row][1].n_tokens for row, _ in top], budget)
+        used = sum(chunk.n_tokens for _, chunk in taken)
         spans = gold_spans(question)
         held = sum(any(page == doc and c.start <= start and end <= c.end for page, c in taken)
                    for doc, start, end in spans)
