@@ -354,9 +354,9 @@ def check_text_and_window(text, size, overlap, size_name: str = "size", unit: st
 
 
 def _preview(text: str, width: int = 40) -> str:
-    """A short, one-line rendering of `text` for error messages and tables."""
-    flat = text.replace("\r", "\\r").replace("\n", "\\n")
-    return repr(flat if len(flat) <= width else flat[: width - 3] + "...")
+    """A short, one-line rendering of `text` for error messages and tables: its repr, which writes a
+    line break as \\n once, cut to `width` characters of the text."""
+    return repr(text if len(text) <= width else text[: width - 3] + "...")
 
 
 def check_exact_slices(source: str, chunks) -> None:

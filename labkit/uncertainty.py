@@ -48,19 +48,19 @@ class Interval:
         return self.low > 0 or self.high < 0
 
     def __str__(self) -> str:
-        """'+0.07 [+0.04, +0.10]', with the digits its verdict needs: more than 2 decimals only while the
-        end nearest 0 of an interval that leaves 0 out would print as 0 ('+0.020 [+0.001, +0.040]')."""
+        """'+0.07 [+0.04, +0.10]', with the digits its verdict needs: more than 2 decimals only while a
+        figure that is not 0 would print as 0 ('+0.020 [+0.001, +0.040]', '+0.030 [-0.004, +0.070]'), so
+        every sign printed is the figure's own."""
         d = self.digits()
-        return f"{self.estimate:+.{d}f} [{self.low:+.{d}f}, {self.high:+.{d}f}]"
+        return f"{signed(self.estimate, d)} [{signed(self.low, d)}, {signed(self.high, d)}]"
 
     def digits(self) -> int:
-        """Decimals that show what the interval decides: 2, or more (up to 6) while it leaves 0 out
-        and its end nearest 0 would round to 0."""
+        """Decimals that show the sign of every figure: 2, or more (up to 6) while the estimate or an
+        end that is not 0 would round to 0."""
         places = 2
-        if self.shown:
-            near = self.low if self.low > 0 else self.high
-            while round(abs(near), places) == 0 and places < 6:
-                places += 1
+        figures = [abs(value) for value in (self.estimate, self.low, self.high) if value != 0]
+        while places < 6 and any(round(value, places) == 0 for value in figures):
+            places += 1
         return places
 
     def plain(self) -> str:
@@ -73,6 +73,13 @@ class Interval:
         if not self.shown:
             return NOT_SHOWN
         return more if self.low > 0 else less
+
+
+def signed(value: float, places: int = 2) -> str:
+    """`value` with its sign and `places` decimals; one that still rounds to 0 prints as +0.00, never
+    -0.00, a sign with no figure behind it."""
+    text = f"{value:+.{places}f}"
+    return "+" + text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def mean_interval(values, *, level: float = LEVEL) -> Interval:

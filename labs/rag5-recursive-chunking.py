@@ -173,8 +173,10 @@ def main():
                             {name: recursive_chunks(text, MAX_TOKENS, OVERLAP) for name, text in pages.items()},
                             MAX_TOKENS, OVERLAP)
     print(f"\n4. The overlap dial: recursive chunks of at most {MAX_TOKENS} tokens over the corpus")
-    dial_report("overlap", {overlap: {name: recursive_chunks(text, MAX_TOKENS, overlap) for name, text in pages.items()}
-                            for overlap in OVERLAPS})
+    by_overlap = {overlap: {name: recursive_chunks(text, MAX_TOKENS, overlap) for name, text in pages.items()}
+                  for overlap in OVERLAPS}
+    dial_report("overlap", by_overlap)
+    lesson.what_overlap_repeats(by_overlap, MAX_TOKENS)
     return lesson.checks(globals())  # the lab's checks, then its public grading tests
 
 

@@ -87,13 +87,17 @@ def test_refuses_unpaired_scores():
 
 
 def test_an_interval_prints_the_digits_its_verdict_needs():
-    """An interval that leaves 0 out by a hair is printed with the digits that show it does."""
+    """An interval that leaves 0 out by a hair is printed with the digits that show it does, and a figure
+    near 0 with the digits that show its sign: never "-0.00", a sign with no figure behind it."""
     from labkit.uncertainty import Interval
 
     assert str(Interval(0.07, 0.04, 0.10)) == "+0.07 [+0.04, +0.10]"
     assert str(Interval(0.02, 0.001, 0.04)) == "+0.020 [+0.001, +0.040]"
     assert str(Interval(-0.02, -0.04, -0.0004)) == "-0.0200 [-0.0400, -0.0004]"
-    assert str(Interval(0.01, -0.001, 0.03)) == "+0.01 [-0.00, +0.03]"  # holds 0: not shown
+    assert str(Interval(0.01, -0.001, 0.03)) == "+0.010 [-0.001, +0.030]"  # holds 0: not shown
+    assert str(Interval(-0.001, -0.03, 0.02)) == "-0.001 [-0.030, +0.020]"
+    assert str(Interval(0.0, -0.03, 0.03)) == "+0.00 [-0.03, +0.03]"
+    assert "-0.00" not in str(Interval(-1e-9, -1e-9, 1e-9))
 
 
 def test_a_score_interval_never_prints_below_zero():

@@ -26,7 +26,7 @@ from labkit.markdown import body_start_of, split_lines
 from labkit.seams import SEAMS
 from labkit.token_index import TokenIndex
 from labkit.retrieval import KINDS, gold_spans
-from labkit.uncertainty import NOT_SHOWN, claim, mean_interval, paired_difference
+from labkit.uncertainty import NOT_SHOWN, claim, mean_interval, paired_difference, signed
 
 TITLE = "Orbit docs"
 PARENT_TOKENS = 192  # the parents: rag7's header chunks at this budget, without overlap, none longer
@@ -343,9 +343,10 @@ def print_table(questions, scores, baseline):
             continue
         split = by_kind(questions, values)
         cells = [paired_difference(base[kind], split[kind]) for kind in kinds]
-        print(f"   {name:<{width}}" + "".join((f"{c.estimate:+.2f}" + ("" if c.shown else "~")).center(14)
+        print(f"   {name:<{width}}" + "".join((signed(c.estimate, c.digits()) + ("" if c.shown else "~")).center(14)
                                                for c in cells))
-        print("   " + " " * width + "".join(f"[{c.low:+.2f},{c.high:+.2f}]".center(14) for c in cells))
+        print("   " + " " * width + "".join(f"[{signed(c.low, c.digits())},{signed(c.high, c.digits())}]".center(14)
+                                            for c in cells))
 
 
 def kind_claims(questions, ours, other, name, other_name):

@@ -84,6 +84,36 @@ def sizes_and_recall(windows: dict, recursive: dict, max_tokens: int, overlap: i
     show_figure(plot_chunk_sizes(sizes, max_tokens, title), "rag5-chunk-sizes.png")
 
 
+def what_overlap_repeats(chunks_by_overlap: dict, max_tokens: int) -> None:
+    """For each overlap ({overlap: {page: chunks}}), a chunk's median size, the new tokens it brings on
+    average (those after the previous chunk's end) and the share of the chunks' text that repeats a
+    neighbour's. The budget holds the repeat, so the dial moves two things at once."""
+    print(f"   {'overlap':>22} {'median tokens':>14} {'new tokens, mean':>17} {'text repeated':>14}")
+    new_by_overlap = {}
+    for overlap, by_page in chunks_by_overlap.items():
+        chunks = [chunk for page in by_page.values() for chunk in page]
+        new = sum(page[0].n_tokens for page in by_page.values() if page) + sum(
+            count_tokens(chunk.text[max(0, previous.end - chunk.start):])
+            for page in by_page.values() for previous, chunk in zip(page, page[1:]))
+        new_by_overlap[overlap] = new / len(chunks)
+        repeated = 1 - sum(_covered(page) for page in by_page.values()) / sum(len(c.text) for c in chunks)
+        print(f"   {overlap!s:>22} {statistics.median(c.n_tokens for c in chunks):>14.0f} "
+              f"{new_by_overlap[overlap]:>17.0f} {repeated:>14.0%}")
+    (first, few), (last, many) = list(new_by_overlap.items())[0], list(new_by_overlap.items())[-1]
+    say(f"A chunk brings {few:.0f} new tokens on average at an overlap of {first} and {many:.0f} at {last}: "
+        f"the overlap is held inside the budget of {max_tokens} tokens, so this dial changes both what "
+        "a chunk repeats and how much new text it holds.")
+
+
+def _covered(chunks) -> int:
+    """Characters of the page some chunk holds (the union of their spans)."""
+    total, reach = 0, 0
+    for chunk in sorted(chunks, key=lambda c: c.start):
+        total += max(0, chunk.end - max(reach, chunk.start))
+        reach = max(reach, chunk.end)
+    return total
+
+
 def top_chunk(chunks, question: str = QUESTION):
     """The chunk most similar to `question`, and its similarity."""
     row, score = top_k(embed([question])[0], embed([chunk.embedding_text for chunk in chunks]), 1)[0]
