@@ -556,9 +556,8 @@ class GradeBook:
             write(f"  {name:<8} {lab['earned']:>6.2f} / {lab['possible']:<4g}"
                   + (f"  ({'; '.join(lab['warnings'] + lab['flags'])})" if lab["warnings"] or lab["flags"] else ""))
             if self.list_failures:
-                for test in lab["tests"]:
-                    if test["outcome"] != "passed":
-                        write(f"      {test['name']}: {test['message']}")
+                for line in failure_lines(lab["tests"]):
+                    write(f"      {line}")
         write(f"  {'total':<8} {report['earned']:>6.2f} / {report['possible']:<4g}")
 
     def report(self) -> dict:
@@ -590,6 +589,25 @@ class GradeBook:
             "possible": round(sum(lab["possible"] for lab in labs.values()), 2),
             "labs": dict(sorted(labs.items(), key=lambda item: lab_number(item[0]))),
         })
+
+
+NOT_WRITTEN = re.compile(r"stops at (TODO\(\w+\) \w+\(\)|a TODO): not written yet$")
+
+
+def failure_lines(tests: list) -> list[str]:
+    """A line for each failed test, but one for all the tests that stop at the same TODO: a lab not yet
+    begun shows which TODOs stop it, not one line for each of its tests."""
+    lines, stopped = [], {}
+    for test in tests:
+        if test["outcome"] == "passed":
+            continue
+        stop = NOT_WRITTEN.search(test["message"])
+        if stop:
+            stopped[stop[1]] = stopped.get(stop[1], 0) + 1
+        else:
+            lines.append(f"{test['name']}: {test['message']}")
+    return lines + [f"{count} tests stop at {mark}: not written yet" if count > 1 else
+                    f"1 test stops at {mark}: not written yet" for mark, count in stopped.items()]
 
 
 def safe_report(value):

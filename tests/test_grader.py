@@ -92,6 +92,18 @@ def test_every_grading_test_fails_on_the_student_stubs(stubs):
         assert all(f"TODO({name})" in t["message"] for t in lab["tests"]), "a stub failure should name its TODO"
 
 
+def test_a_lab_not_begun_shows_the_todos_that_stop_it_not_each_test(stubs):
+    """The grades table of the stubs: one line a TODO that stops tests, with their count."""
+    from conftest import failure_lines
+
+    lines = failure_lines(stubs["labs"]["rag4"]["tests"])
+    assert [line.split(" stop")[1] for line in lines] == [
+        " at TODO(rag4) word_windows(): not written yet", " at TODO(rag4) token_windows(): not written yet"]
+    assert sum(int(line.split()[0]) for line in lines) == len(stubs["labs"]["rag4"]["tests"])
+    other = {"name": "test_x", "outcome": "failed", "message": "f('a'): expected 1, got 2"}
+    assert failure_lines([other, {**other, "outcome": "passed"}]) == ["test_x: f('a'): expected 1, got 2"]
+
+
 @pytest.mark.heavy
 def test_every_lab_is_worth_the_same_and_its_functions_share_it(runs):
     """Read from a whole grading of correct code (the reference's own, by the plain `pytest`, must pass
