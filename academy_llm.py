@@ -376,8 +376,9 @@ def check_in_order(chunks) -> None:
         before, after = chunks[number - 1], chunks[number]
         if after.start < before.start or after.end < before.end:
             raise ValueError(
-                f"chunk {number + 1} [{after.start}, {after.end}) comes before "
-                f"chunk {number} [{before.start}, {before.end}); return chunks in document order"
+                f"chunk {number + 1} [{after.start}, {after.end}) starts or ends before "
+                f"chunk {number} [{before.start}, {before.end}), the one ahead of it; return chunks "
+                "in document order"
             )
 
 
@@ -415,7 +416,8 @@ def check_budget(chunks, max_tokens: int) -> None:
             continue
         n = count_tokens(chunk.embedding_text)
         if n > max_tokens:
-            raise ValueError(f"chunk {number} [{chunk.start}, {chunk.end}) has {n} tokens, "
+            counted = " with its header" if chunk.header else ""
+            raise ValueError(f"chunk {number} [{chunk.start}, {chunk.end}) has {n} tokens{counted}, "
                              f"over the budget of {max_tokens}")
 
 

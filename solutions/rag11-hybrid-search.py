@@ -4,7 +4,8 @@
 # Meaning finds a paraphrase; words find an exact name such as `ORB-4024`.
 # Where the two fail on different questions, fusing their rankings finds more
 # (**hybrid search**); whether they do depends on the embedder: the lab measures
-# it. You write **BM25** (`search_terms`, `bm25_weight`, `bm25_index`), two
+# it with the course's default, and `ACADEMY_EMBEDDER=wordllama python
+# labs/rag11-hybrid-search.py` measures the same with a static model. You write **BM25** (`search_terms`, `bm25_weight`, `bm25_index`), two
 # fusions (`reciprocal_rank_fusion`, `convex_fusion`) and the reading
 # (`read_parents`) of rag10's units and parents (given ground); then the dial.
 
@@ -206,7 +207,8 @@ def convex_fusion(word_scores, meaning_scores, alpha):
 def read_parents(pages, ranked, units, parent_of, parents, budget_tokens=BUDGET_TOKENS):
     """The (doc_id, start, end) spans a reader gets for the `ranked` units (rows of `units`, best first):
     each one's parent (a row of `parents`, or None) once, in the order of its best unit, whole while it
-    fits in what is left and in PARENT_TOKENS, else the window around its unit; at most budget_tokens."""
+    fits in what is left and in PARENT_TOKENS, else the window around that best unit; at most
+    budget_tokens. A parent is read at its best unit or not at all: no window there, and it is skipped."""
     # BEGIN SOLUTION
     # hint 1: Hand the reader the parents of the best units, each once and within the budget,
     # hint 1: whichever retriever ranked the units.

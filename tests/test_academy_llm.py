@@ -210,7 +210,7 @@ def test_shared_checks_name_the_first_problem():
         check_lossless(source, wrong_offset)
     with pytest.raises(ValueError, match="chunk 1 claims"):
         check_lossless(source, [Chunk("chunk!", 0, 6, 1)])
-    with pytest.raises(ValueError, match="comes before"):
+    with pytest.raises(ValueError, match="starts or ends before"):
         check_lossless(source, list(reversed(good)))
     assert find_lost_text("a  b", [make_chunk("a  b", 0, 1), make_chunk("a  b", 3, 4)], True) is None
     with pytest.raises(ValueError, match="chunk 1 .* over the budget of 1"):

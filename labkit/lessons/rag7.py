@@ -15,7 +15,7 @@ import re
 from functools import lru_cache, partial
 
 from academy_llm import check_lossless, corpus_pages, corpus_questions, count_tokens, embed, make_chunk, top_k_each
-from labkit.cases import TRICKY_TEXTS, WIDE_PIECE_TEXTS, Case, Invariants, returns
+from labkit.cases import TRICKY_TEXTS, WIDE_PIECE_TEXTS, Case, Invariants, error_line, returns
 from labkit.lessons.dial import say
 from labkit.markdown import (
     TRICKY_MARKDOWN, TrickyMarkdown, check_markdown_chunks, front_matter, regions_by_kind, with_every_line_end,
@@ -344,8 +344,8 @@ def stops_early(texts: dict, headed: dict, tables_as) -> bool:
             call = f"with_table_rows on the page {page}"
             check_lossless(text, tables_as("by rows", text, headed[page]))
         except Exception as problem:  # noqa: BLE001 - the student's code: any error is reported, in one line
-            invariants.check(f"{call}: nothing lost, every chunk an exact slice", False,
-                             f"{type(problem).__name__}: {problem}")
+            detail = f"ValueError: {problem}" if isinstance(problem, ValueError) else error_line(problem)
+            invariants.check(f"{call}: nothing lost, every chunk an exact slice", False, detail)
             return True
     return False
 

@@ -107,7 +107,8 @@ def in_budget(chunks, max_tokens: int) -> None:
     for number, chunk in enumerate(chunks, 1):
         n = count_tokens(chunk.embedding_text)
         assert chunk.oversize or n <= max_tokens, (
-            f"chunk {number} [{chunk.start}, {chunk.end}) has {n} tokens, over the budget of {max_tokens}")
+            f"chunk {number} [{chunk.start}, {chunk.end}) has {n} tokens{' with its header' if chunk.header else ''}, "
+            f"over the budget of {max_tokens}")
 
 
 def no_oversize(chunks) -> None:
