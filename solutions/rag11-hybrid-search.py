@@ -5,9 +5,10 @@
 # Where the two fail on different questions, fusing their rankings finds more
 # (**hybrid search**); whether they do depends on the embedder: the lab measures
 # it with the course's default, and `ACADEMY_EMBEDDER=wordllama python
-# labs/rag11-hybrid-search.py` measures the same with a static model. You write **BM25** (`search_terms`, `bm25_weight`, `bm25_index`), two
-# fusions (`reciprocal_rank_fusion`, `convex_fusion`) and the reading
-# (`read_parents`) of rag10's units and parents (given ground); then the dial.
+# labs/rag11-hybrid-search.py` measures the same with a static model. You
+# write **BM25** (`search_terms`, `bm25_weight`, `bm25_index`), two fusions
+# (`reciprocal_rank_fusion`, `convex_fusion`) and the reading (`read_parents`)
+# of rag10's units and parents (given ground); then the dial.
 
 # %%
 import math
