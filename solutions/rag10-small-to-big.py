@@ -172,12 +172,12 @@ def small_to_big(pages, scores, units, parent_of, parents, budget_tokens, span_t
     # hint 2: Rank the rows by score, highest first, with a stable sort so that a tie keeps the
     # hint 2: lower row first, and keep the first `depth`. best_parents gives (parent, unit) pairs;
     # hint 2: make each a candidate (doc_id, (parent start, end), (unit start, end)) for assemble.
-    # hint 3: ranked = np.argsort(-np.asarray(scores, dtype=float), kind="stable")[:depth]
+    # hint 3: ranked = ...  # the rows of the `depth` highest scores, best first; a tie keeps the lower row first
     # hint 3: candidates = []
-    # hint 3: for parent, unit in best_parents([int(row) for row in ranked], parent_of):
+    # hint 3: for parent, unit in ...:  # best_parents of those rows (as ints)
     # hint 3:     doc_id, start, end = parents[parent]
-    # hint 3:     candidates.append((doc_id, (start, end), tuple(units[unit][1:])))
-    # hint 3: return assemble(pages, candidates, budget_tokens, span_tokens)
+    # hint 3:     candidates.append(...)  # (doc_id, the parent's (start, end), the unit's (start, end))
+    # hint 3: return ...  # assemble them within the budget
     ranked = np.argsort(-np.asarray(scores, dtype=float), kind="stable")[:depth]
     candidates = []
     for parent, unit in best_parents([int(row) for row in ranked], parent_of):

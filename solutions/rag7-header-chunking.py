@@ -73,9 +73,9 @@ def make_header(title, section, metadata):
     # hint 2: parts. Then, if the metadata has fields with a value, write each as its name in words
     # hint 2: (underscores become spaces) followed by its value, separate them with '; ' and put
     # hint 2: them in parentheses after the path. No fields, no parentheses.
-    # hint 3: path = " › ".join(part for part in (title, *section) if part)
-    # hint 3: fields = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in metadata.items() if value)
-    # hint 3: return f"{path} ({fields})" if fields else path
+    # hint 3: path = ...  # title and headings joined with " › ", empty parts left out
+    # hint 3: fields = ...  # "name value" for each field with a value (underscores as spaces), joined with "; "
+    # hint 3: return ...  # the path, then the fields in parentheses if there are any
     path = " › ".join(part for part in (title, *section) if part)
     fields = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in metadata.items() if value)
     return f"{path} ({fields})" if fields else path
@@ -251,13 +251,11 @@ def with_table_rows(text, chunks, max_tokens):
     # hint 2: put it back if they all start after it.
     # hint 3: result = []
     # hint 3: for chunk in chunks:
-    # hint 3:     rows = row_chunks(text, chunk, max_tokens)
-    # hint 3:     pieces = rows or [chunk]
-    # hint 3:     if result and pieces[0].start <= result[-1].start:
+    # hint 3:     pieces = ...  # the chunk's rows, or the chunk itself when it is not one table
+    # hint 3:     if ...:  # overlap: the first piece starts at or before the last chunk kept
     # hint 3:         last = result.pop()
-    # hint 3:         pieces = [piece for piece in pieces if piece.start >= last.start] or [make_chunk(
-    # hint 3:             text, last.start, chunk.end, section=chunk.section, kind=chunk.kind, header=chunk.header)]
-    # hint 3:         if pieces[0].start > last.start:
+    # hint 3:         pieces = ...  # the pieces starting at or after `last`; none: one chunk from `last`'s start to this chunk's end
+    # hint 3:         if ...:  # they all start after `last`: it stays
     # hint 3:             result.append(last)
     # hint 3:     result += pieces
     # hint 3: return result
