@@ -203,7 +203,7 @@ def recursive_chunks(text, max_tokens, overlap=0):
     # hint 3: packed = ...  # the spans packed, sized by the index
     # hint 3: overlapped = ...  # the packed chunks with their overlap
     # hint 3: chunks = []
-    # hint 3: for (start, end), (packed_start, _), n_tokens in ...:  # each chunk, where it began before the overlap, its exact count
+    # hint 3: for (start, end), (packed_start, _), n_tokens in ...:  # a chunk, its start before the overlap, its count
     # hint 3:     ...  # in budget: a Chunk of kind "recursive"; over it: fit_over_budget's chunks
     # hint 3: return chunks
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")

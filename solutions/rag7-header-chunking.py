@@ -254,7 +254,7 @@ def with_table_rows(text, chunks, max_tokens):
     # hint 3:     pieces = ...  # the chunk's rows, or the chunk itself when it is not one table
     # hint 3:     if ...:  # overlap: the first piece starts at or before the last chunk kept
     # hint 3:         last = result.pop()
-    # hint 3:         pieces = ...  # the pieces starting at or after `last`; none: one chunk from `last`'s start to this chunk's end
+    # hint 3:         pieces = ...  # those starting at or after `last`; none: one chunk from its start to chunk.end
     # hint 3:         if ...:  # they all start after `last`: it stays
     # hint 3:             result.append(last)
     # hint 3:     result += pieces
