@@ -206,7 +206,7 @@ def read_parents(pages, ranked, units, parent_of, parents, budget_tokens=BUDGET_
     # hint 2: Keep the parents taken and what is left. For each ranked row: skip it if its parent
     # hint 2: is None or taken; stop once nothing is left. Count the parent's tokens on its own
     # hint 2: text; if over min(left, PARENT_TOKENS), ask window_around for the window around the
-    # hint 2: unit, skip the parent if there is none, else count the window's tokens.
+    # hint 2: unit, skip the parent if there is none (it stays taken), else count the window's tokens.
     # hint 3: taken, spans, left = set(), [], budget_tokens
     # hint 3: for row in ranked:
     # hint 3:     parent = parent_of[row]
