@@ -162,7 +162,7 @@ def test_no_hint_passes_its_functions_public_tests(region):
     calls = [call for call in public_test_calls(region.lab) if call.function == region.function]
     if not calls:  # judged through the functions that call it: then a skeleton must leave a blank
         for level, hint in hints:
-            blanks = [node for node in ast.walk(ast.parse(hint)) if isinstance(node, ast.Constant) and node.value is ...]
+            blanks = [n for n in ast.walk(ast.parse(hint)) if isinstance(n, ast.Constant) and n.value is ...]
             assert blanks, f"hint {level} of {region.lab} {region.function}() is code with no `...` left to write"
         return
     for level, hint in hints:
