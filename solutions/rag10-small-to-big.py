@@ -54,10 +54,16 @@ def parent_index(units, parents):
     # hint 2: walk forward while parents start before the unit's end, keeping the one sharing the
     # hint 2: most characters (strictly more, so a tie keeps the earlier). No shared character at
     # hint 2: all: None.
-    # hint 3: starts = [s for s, _ in parents]; for each (start, end): i = max(bisect_right(starts,
-    # hint 3: start) - 1, 0); walk j from i while parents[j][0] < end, shared = min(end,
-    # hint 3: parents[j][1]) - max(start, parents[j][0]); keep j if shared > the best so far
-    # hint 3: (starting from 0, best None).
+    # hint 3: starts = [start for start, _ in parents]
+    # hint 3: result = []
+    # hint 3: for start, end in units:
+    # hint 3:     best, most = None, 0
+    # hint 3:     j = ...  # the last parent starting at or before the unit's start (bisect), or the first
+    # hint 3:     while ...:  # parents that start before the unit ends
+    # hint 3:         ...  # the characters it shares with the unit; strictly more than the best so far: it is the best
+    # hint 3:         j += 1
+    # hint 3:     result.append(best)
+    # hint 3: return result
     starts = [start for start, _ in parents]
     result = []
     for start, end in units:
@@ -96,8 +102,10 @@ def best_parents(ranked_units, parent_of):
     # hint 2: comes up, keep it with that unit (its best); after that, skip its other units. Skip
     # hint 2: units whose parent is None. Keep a set of the parents taken, so that each look-up is
     # hint 2: quick.
-    # hint 3: taken = set(); for unit in ranked_units: parent = parent_of[unit]; if parent is not
-    # hint 3: None and parent not in taken: add it, append (parent, unit).
+    # hint 3: taken, result = set(), []
+    # hint 3: for unit in ranked_units:
+    # hint 3:     ...  # its parent, the first time that parent comes up (None never)
+    # hint 3: return result
     taken, result = set(), []
     for unit in ranked_units:
         parent = parent_of[unit]
@@ -133,10 +141,15 @@ def assemble(pages, candidates, budget_tokens, span_tokens=PARENT_TOKENS):
     # hint 2: parent whole. If not, ask window_around (given) for a window of at most that room,
     # hint 2: and take it if there is one, counting its own tokens. Do not stop at a parent that
     # hint 2: does not fit: a later one may. Stop once nothing is left.
-    # hint 3: left = budget_tokens; for doc_id, parent, unit: stop if left <= 0; room = min(left,
-    # hint 3: span_tokens); tokens = count_tokens(text[start:end]) of the parent; if tokens > room:
-    # hint 3: span = window_around(text, parent, unit, room), skip if None, and recount; append
-    # hint 3: (doc_id, *span) and take its tokens off left.
+    # hint 3: spans, left = [], budget_tokens
+    # hint 3: for doc_id, parent, unit in candidates:
+    # hint 3:     ...  # stop once nothing is left
+    # hint 3:     span, tokens = ...  # the parent whole, and its tokens
+    # hint 3:     if ...:  # over what is left, or over span_tokens
+    # hint 3:         ...  # the window around the unit instead, its own tokens; no window: go on to the next
+    # hint 3:     spans.append((doc_id, *span))
+    # hint 3:     left -= tokens
+    # hint 3: return spans
     spans, left = [], budget_tokens
     for doc_id, parent, unit in candidates:
         if left <= 0:
@@ -172,12 +185,12 @@ def small_to_big(pages, scores, units, parent_of, parents, budget_tokens, span_t
     # hint 2: Rank the rows by score, highest first, with a stable sort so that a tie keeps the
     # hint 2: lower row first, and keep the first `depth`. best_parents gives (parent, unit) pairs;
     # hint 2: make each a candidate (doc_id, (parent start, end), (unit start, end)) for assemble.
-    # hint 3: ranked = np.argsort(-np.asarray(scores, dtype=float), kind="stable")[:depth]
+    # hint 3: ranked = ...  # the rows of the `depth` highest scores, best first; a tie keeps the lower row first
     # hint 3: candidates = []
-    # hint 3: for parent, unit in best_parents([int(row) for row in ranked], parent_of):
+    # hint 3: for parent, unit in ...:  # best_parents of those rows (as ints)
     # hint 3:     doc_id, start, end = parents[parent]
-    # hint 3:     candidates.append((doc_id, (start, end), tuple(units[unit][1:])))
-    # hint 3: return assemble(pages, candidates, budget_tokens, span_tokens)
+    # hint 3:     candidates.append(...)  # (doc_id, the parent's (start, end), the unit's (start, end))
+    # hint 3: return ...  # assemble them within the budget
     ranked = np.argsort(-np.asarray(scores, dtype=float), kind="stable")[:depth]
     candidates = []
     for parent, unit in best_parents([int(row) for row in ranked], parent_of):

@@ -64,10 +64,7 @@ def search_terms(text):
     # hint 2: before its words. Lower-case each term.
     # hint 3: terms = []
     # hint 3: for match in COMPOUND.finditer(text):
-    # hint 3:     parts = WORD.findall(match.group())
-    # hint 3:     if len(parts) > 1:
-    # hint 3:         terms.append(match.group().lower())
-    # hint 3:     terms += [part.lower() for part in parts]
+    # hint 3:     ...  # the whole match lower-cased; then, if WORD finds more than one word in it, each word
     # hint 3: return terms
     terms = []
     for match in COMPOUND.finditer(text):
@@ -87,8 +84,9 @@ def bm25_weight(tf, df, n_documents, length, mean_length, k1=K1, b=B):
     # hint 1: short document, says most about what the document is about.
     # hint 2: Two factors: the idf, with the 1 + inside the logarithm (math.log), and tf over tf
     # hint 2: plus k1 times the length norm 1 - b + b * length / mean_length. Multiply the two.
-    # hint 3: idf = math.log(1 + (n_documents - df + 0.5) / (df + 0.5))
-    # hint 3: return idf * tf / (tf + k1 * (1 - b + b * length / mean_length))
+    # hint 3: idf = ...  # larger the rarer the term (df small against n_documents), never below 0
+    # hint 3: saturation = ...  # grows with tf but levels off (k1); a document longer than the mean weighs less (b)
+    # hint 3: return idf * saturation
     idf = math.log(1 + (n_documents - df + 0.5) / (df + 0.5))
     return idf * tf / (tf + k1 * (1 - b + b * length / mean_length))
     # END SOLUTION
@@ -111,14 +109,13 @@ def bm25_index(documents, k1=K1, b=B):
     # hint 2: bm25_weight(tf, df, N, length, mean, k1, b)) to the term's list.
     # hint 3: if not documents:
     # hint 3:     return {}
-    # hint 3: counts = [Counter(d) for d in documents]
-    # hint 3: df = Counter(t for c in counts for t in c)
-    # hint 3: mean = sum(map(len, documents)) / len(documents)
+    # hint 3: counts = ...  # each document's terms, counted
+    # hint 3: df = ...  # for each term, how many documents hold it
+    # hint 3: mean = ...  # the mean document length, empty documents included
     # hint 3: postings = {}
-    # hint 3: for row, c in enumerate(counts):
-    # hint 3:     for term, tf in c.items():
-    # hint 3:         weight = bm25_weight(tf, df[term], len(documents), len(documents[row]), mean, k1, b)
-    # hint 3:         postings.setdefault(term, []).append((row, weight))
+    # hint 3: for row, (terms, tally) in enumerate(zip(documents, counts)):
+    # hint 3:     for term, tf in tally.items():
+    # hint 3:         ...  # the term's list gets (row, its BM25 weight in this document)
     # hint 3: return postings
     if not documents:
         return {}
@@ -155,9 +152,9 @@ def reciprocal_rank_fusion(rankings, k=RRF_K):
     # hint 2: highest first, with a stable sort, so that ties keep that order.
     # hint 3: scores = {}  # a dict keeps the order in which the items are first met
     # hint 3: for ranking in rankings:
-    # hint 3:     for rank, item in enumerate(ranking, 1):
-    # hint 3:         scores[item] = scores.get(item, 0) + Fraction(1, k + rank)
-    # hint 3: return sorted(scores, key=lambda item: -scores[item])  # stable: ties keep that order
+    # hint 3:     for rank, item in ...:  # ranks counted from 1
+    # hint 3:         scores[item] = ...  # what the item had, plus its share at this rank (exact: Fraction)
+    # hint 3: return ...  # the items, highest score first; ties keep the order they were met in
     scores = {}
     for ranking in rankings:
         for rank, item in enumerate(ranking, 1):
@@ -179,13 +176,9 @@ def convex_fusion(word_scores, meaning_scores, alpha):
     # hint 2: Normalise each list on its own (subtract the lowest, divide by the range; no range:
     # hint 2: all zeros), then alpha times meaning plus (1 - alpha) times words, candidate by
     # hint 2: candidate. No candidates: an empty list.
-    # hint 3: def scaled(xs):
-    # hint 3:     if not xs:
-    # hint 3:         return []
-    # hint 3:     low, high = min(xs), max(xs)
-    # hint 3:     return [(x - low) / (high - low) if high > low else 0.0 for x in xs]
-    # hint 3: words, meaning = scaled(list(word_scores)), scaled(list(meaning_scores))
-    # hint 3: return [alpha * m + (1 - alpha) * w for w, m in zip(words, meaning)]
+    # hint 3: def scaled(scores):
+    # hint 3:     ...  # 0 for the lowest score, 1 for the highest, the rest between; no range: all 0
+    # hint 3: return ...  # candidate by candidate, alpha of the scaled meaning and the rest of the scaled words
     def scaled(scores):
         scores = np.asarray(scores, dtype=float)
         if scores.size == 0 or scores.max() == scores.min():
@@ -216,23 +209,17 @@ def read_parents(pages, ranked, units, parent_of, parents, budget_tokens=BUDGET_
     # hint 2: Keep the parents taken and what is left. For each ranked row: skip it if its parent
     # hint 2: is None or taken; stop once nothing is left. Count the parent's tokens on its own
     # hint 2: text; if over min(left, PARENT_TOKENS), ask window_around for the window around the
-    # hint 2: unit, skip the parent if there is none, else count the window's tokens.
+    # hint 2: unit, skip the parent if there is none (it stays taken), else count the window's tokens.
     # hint 3: taken, spans, left = set(), [], budget_tokens
     # hint 3: for row in ranked:
     # hint 3:     parent = parent_of[row]
-    # hint 3:     if parent is None or parent in taken:
+    # hint 3:     if ...:  # no parent, or one already handed over
     # hint 3:         continue
-    # hint 3:     taken.add(parent)
-    # hint 3:     if left <= 0:
-    # hint 3:         break
+    # hint 3:     ...  # remember it; stop once nothing is left of the budget
     # hint 3:     doc_id, start, end = parents[parent]
-    # hint 3:     room, text = min(left, PARENT_TOKENS), pages[doc_id]
-    # hint 3:     span, tokens = (start, end), count_tokens(text[start:end])
-    # hint 3:     if tokens > room:
-    # hint 3:         span = window_around(text, (start, end), tuple(units[row][1:]), room)
-    # hint 3:         if span is None:
-    # hint 3:             continue
-    # hint 3:         tokens = count_tokens(text[span[0] : span[1]])
+    # hint 3:     span, tokens = ...  # the parent's span, and its tokens counted on its page
+    # hint 3:     if ...:  # more than the reader may still read, or than a parent may hold
+    # hint 3:         ...  # the window around the unit instead (window_around); none: skip this parent
     # hint 3:     spans.append((doc_id, *span))
     # hint 3:     left -= tokens
     # hint 3: return spans

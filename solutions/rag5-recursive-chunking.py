@@ -198,17 +198,13 @@ def recursive_chunks(text, max_tokens, overlap=0):
     # hint 3: if not text:
     # hint 3:     return []
     # hint 3: index = TokenIndex(text)
-    # hint 3: budget = packing_budget(max_tokens, overlap, index)  # leaves room for the overlap
-    # hint 3: spans = split_at_seams(text, 0, len(text), budget, index)
-    # hint 3: packed = pack(spans, index.estimates(spans), budget)
-    # hint 3: overlapped = add_overlap(text, packed, overlap, index)
-    # hint 3: counts = index.counts(overlapped)  # all at once; index.count(start, end) counts one
+    # hint 3: budget = ...  # what packing may aim for, leaving room for the overlap
+    # hint 3: spans = ...  # the whole text split at its seams within that budget
+    # hint 3: packed = ...  # the spans packed, sized by the index
+    # hint 3: overlapped = ...  # the packed chunks with their overlap
     # hint 3: chunks = []
-    # hint 3: for (start, end), (packed_start, _), n_tokens in zip(overlapped, packed, counts):
-    # hint 3:     if n_tokens <= max_tokens:
-    # hint 3:         chunks.append(make_chunk(text, start, end, n_tokens, kind="recursive"))
-    # hint 3:     else:  # the rare chunk the overlap took over budget
-    # hint 3:         chunks += fit_over_budget(text, start, packed_start, end, max_tokens, index)
+    # hint 3: for (start, end), (packed_start, _), n_tokens in ...:  # a chunk, its start before the overlap, its count
+    # hint 3:     ...  # in budget: a Chunk of kind "recursive"; over it: fit_over_budget's chunks
     # hint 3: return chunks
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if not text:

@@ -266,11 +266,11 @@ def markdown_chunks(text, max_tokens, overlap=0):
     # hint 3: if not text:
     # hint 3:     return []
     # hint 3: index = TokenIndex(text)
-    # hint 3: body = body_start_of(text)  # 0 if the page has no front matter
-    # hint 3: chunks = [front_matter_chunk(text, body, max_tokens, index)] if body else []
-    # hint 3: blocks = read_blocks(text, body)
-    # hint 3: packed = pack_blocks(text, body, blocks, packing_budget(max_tokens, overlap, index), index)
-    # hint 3: return chunks + with_overlap(text, packed, blocks, max_tokens, overlap, index)
+    # hint 3: body = ...  # where the body starts: 0 if the page has no front matter
+    # hint 3: chunks = ...  # the front matter's own chunk, if there is front matter
+    # hint 3: blocks = ...  # the body's blocks
+    # hint 3: packed = ...  # the blocks packed, leaving room for the overlap
+    # hint 3: return ...  # the front matter's chunk, then the packed chunks with their overlap
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if not text:
         return []

@@ -75,9 +75,9 @@ def make_header(title, section, metadata):
     # hint 2: parts. Then, if the metadata has fields with a value, write each as its name in words
     # hint 2: (underscores become spaces) followed by its value, separate them with '; ' and put
     # hint 2: them in parentheses after the path. No fields, no parentheses.
-    # hint 3: path = " › ".join(part for part in (title, *section) if part)
-    # hint 3: fields = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in metadata.items() if value)
-    # hint 3: return f"{path} ({fields})" if fields else path
+    # hint 3: path = ...  # title and headings joined with " › ", empty parts left out
+    # hint 3: fields = ...  # "name value" for each field with a value (underscores as spaces), joined with "; "
+    # hint 3: return ...  # the path, then the fields in parentheses if there are any
     path = " › ".join(part for part in (title, *section) if part)
     fields = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in metadata.items() if value)
     return f"{path} ({fields})" if fields else path
@@ -107,18 +107,18 @@ def section_with_header(text, start, end, section, header, max_tokens, overlap):
     # BEGIN SOLUTION
     # hint 1: Cut one section so that every chunk, embedded with its header, fits in max_tokens:
     # hint 1: the header takes its room from the text's, and the chunks stay exact slices of the page.
-    # hint 2: Count the header with its line break. Cut the section's text with rag6's
-    # hint 2: markdown_chunks at the room that leaves (the overlap kept below the room), and move
-    # hint 2: each chunk to the page's offsets (dataclasses.replace), with the section's path and
-    # hint 2: the header. If a chunk not flagged oversize counts over max_tokens with its header
-    # hint 2: (count its embedding_text), try again with one token less room. The room never goes
-    # hint 2: below the section's least_budget; if nothing fits even there, the chunks go without a header.
-    # hint 3: tokens = count_tokens(header + "\n") if header else 0. For room from max_tokens - tokens
-    # hint 3: down to least_budget(text[start:end]): chunks = [replace(c, start=start + c.start,
-    # hint 3: end=start + c.end, section=section, header=header) for c in
-    # hint 3: rag6.robust_markdown_chunks(text[start:end], room, min(overlap, room - 1))]; return them if
-    # hint 3: all(c.oversize or count_tokens(c.embedding_text) <= max_tokens for c in chunks). After
-    # hint 3: the loop, the same chunks at max_tokens and overlap, without the header.
+    # hint 2: Count the header with its line break. Cut the section's text with rag6.robust_markdown_chunks
+    # hint 2: (the course's reader) at the room that leaves (the overlap kept below the room), and move each
+    # hint 2: chunk to the page's offsets (dataclasses.replace), with the section's path and the header. If a
+    # hint 2: chunk not flagged oversize counts over max_tokens with its header (count its embedding_text),
+    # hint 2: try again with one token less room. The room never goes below the section's least_budget; if
+    # hint 2: nothing fits even there, the chunks go without a header.
+    # hint 3: tokens = ...  # the header's tokens with its line break (no header: 0)
+    # hint 3: for room in ...:  # from what the header leaves down to the section's least_budget
+    # hint 3:     chunks = ...  # the section cut at `room`, moved to the page, with its section and header
+    # hint 3:     if ...:  # each one not oversize fits in max_tokens, its header counted
+    # hint 3:         return chunks
+    # hint 3: return ...  # nothing fits with a header: the same cut at max_tokens, without one
     tokens = count_tokens(header + "\n") if header else 0
     for room in range(max_tokens - tokens, least_budget(text[start:end]) - 1, -1):
         chunks = [replace(c, start=start + c.start, end=start + c.end, section=section, header=header)
@@ -147,14 +147,16 @@ def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
     # hint 2: needs more. rag6's chunks of the page without overlap tell you its sections: a run of
     # hint 2: neighbouring chunks with the same section is one. Each section gets its header
     # hint 2: (make_header, then fit_header) and goes to section_with_header.
-    # hint 3: check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens"), the
-    # hint 3: TypeError, [] for "". fields = front_matter_fields(text) when metadata is None, and
-    # hint 3: metadata = {key: fields[key] for key in HEADER_FIELDS if key in fields}.
-    # hint 3: limit = min(max_tokens // 2, max_tokens - min(max_tokens, least_budget(text)))
-    # hint 3: page = rag6.robust_markdown_chunks(text, max_tokens). For each run of page[i:j] with one
-    # hint 3: section: header = fit_header(make_header(title, section, metadata), limit), then
-    # hint 3: chunks += section_with_header(text, page[i].start, page[j - 1].end, section, header,
-    # hint 3: max_tokens, overlap).
+    # hint 3: ...  # refuse bad arguments (as rag6, and a title that is not a str); "" has no chunks
+    # hint 3: if metadata is None:
+    # hint 3:     metadata = ...  # the HEADER_FIELDS the front matter holds
+    # hint 3: limit = ...  # what a header may take: half the budget, less if the text's least budget needs more
+    # hint 3: page = ...  # the page cut without overlap: its chunks tile each section
+    # hint 3: chunks = []
+    # hint 3: for ...:  # each run of neighbouring chunks with one section
+    # hint 3:     header = ...  # the section's header, fitted within limit
+    # hint 3:     chunks += ...  # the section from its first chunk's start to its last chunk's end, with its header
+    # hint 3: return chunks
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if not isinstance(title, str):
         raise TypeError(f"title must be a str, got {type(title).__name__}")
@@ -205,13 +207,18 @@ def row_chunks(text, chunk, max_tokens):
     # hint 2: the last ends where the chunk ends. The first keeps the chunk's header and kind; the
     # hint 2: others are "table" chunks whose header adds the header row, stripped, on a new line.
     # hint 2: Offsets in the chunk's text are relative: add chunk.start. A row over budget: None.
-    # hint 3: tables = tables_in(chunk.text); one (start, end), else None.
-    # hint 3: lines = split_lines(chunk.text[:end], start); fewer than 4: None.
-    # hint 3: header = "\n".join(part for part in (chunk.header, lines[0].text.strip()) if part)
-    # hint 3: ends = [chunk.start + line.end for line in lines[2:]]; ends[-1] = chunk.end
-    # hint 3: for each (row_start, row_end) in zip([chunk.start] + ends, ends): make_chunk(text,
-    # hint 3: row_start, row_end, section=chunk.section, kind=..., header=...); if
-    # hint 3: count_tokens(row.embedding_text) > max_tokens: return None.
+    # hint 3: tables = tables_in(chunk.text)
+    # hint 3: ...  # not exactly one table: None
+    # hint 3: lines = ...  # the table's lines, to its end
+    # hint 3: ...  # fewer than a header row, the delimiter and two rows: None
+    # hint 3: header = ...  # the chunk's header, then the header row stripped, on a new line
+    # hint 3: ends = ...  # where each row ends on the page; the last row ends where the chunk ends
+    # hint 3: rows = []
+    # hint 3: for number, (row_start, row_end) in ...:  # the first row starts where the chunk starts
+    # hint 3:     row = ...  # the first keeps the chunk's kind and header; the others are "table" with `header`
+    # hint 3:     ...  # over budget with its header: None
+    # hint 3:     rows.append(row)
+    # hint 3: return rows
     tables = tables_in(chunk.text)
     if len(tables) != 1:
         return None
@@ -253,13 +260,11 @@ def with_table_rows(text, chunks, max_tokens):
     # hint 2: put it back if they all start after it.
     # hint 3: result = []
     # hint 3: for chunk in chunks:
-    # hint 3:     rows = row_chunks(text, chunk, max_tokens)
-    # hint 3:     pieces = rows or [chunk]
-    # hint 3:     if result and pieces[0].start <= result[-1].start:
+    # hint 3:     pieces = ...  # the chunk's rows, or the chunk itself when it is not one table
+    # hint 3:     if ...:  # overlap: the first piece starts at or before the last chunk kept
     # hint 3:         last = result.pop()
-    # hint 3:         pieces = [piece for piece in pieces if piece.start >= last.start] or [make_chunk(
-    # hint 3:             text, last.start, chunk.end, section=chunk.section, kind=chunk.kind, header=chunk.header)]
-    # hint 3:         if pieces[0].start > last.start:
+    # hint 3:         pieces = ...  # those starting at or after `last`; none: one chunk from its start to chunk.end
+    # hint 3:         if ...:  # they all start after `last`: it stays
     # hint 3:             result.append(last)
     # hint 3:     result += pieces
     # hint 3: return result

@@ -147,11 +147,11 @@ def paired_bootstrap(a, b, *, resamples=RESAMPLES, level=0.95, seed=0):
     # hint 2: random.Random(seed)); `resamples` times, draw len(a) indices with replacement and take
     # hint 2: the mean of the differences at those indices. low and high are the (1 - level) / 2
     # hint 2: and (1 + level) / 2 quantiles of those means (numpy.quantile).
-    # hint 3: After the checks: differences = np.array(b, dtype=float) - np.array(a, dtype=float);
-    # hint 3: rng = np.random.default_rng(seed); picks = rng.integers(0, len(differences),
-    # hint 3: size=(resamples, len(differences))); means = differences[picks].mean(axis=1);
-    # hint 3: low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2]); return
-    # hint 3: Interval(float(differences.mean()), float(low), float(high), level).
+    # hint 3: differences = ...  # b minus a, question by question, as floats
+    # hint 3: rng = ...  # one generator, made from the seed
+    # hint 3: means = ...  # `resamples` times: the mean of len(a) differences drawn with replacement
+    # hint 3: low, high = ...  # the quantiles of those means that leave (1 - level) / 2 out on each side
+    # hint 3: return Interval(..., low, high, level)  # the estimate is the mean of all the differences
     for name, scores in (("a", a), ("b", b)):
         for number, score in enumerate(scores):
             if isinstance(score, bool) or not isinstance(score, numbers.Real):

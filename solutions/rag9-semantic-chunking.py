@@ -190,29 +190,19 @@ def semantic_chunks(text, max_tokens, method="breakpoints", window=1, percentile
     # hint 2: being built while the running total stays within budget, else starts a new one; a
     # hint 2: group always starts a new chunk. Last, exact_chunks makes the Chunks.
     # hint 3: check_text_and_window(text, max_tokens, 0, "max_tokens", "tokens")
-    # hint 3: if method not in ("breakpoints", "global"):
-    # hint 3:     raise ValueError(f"method must be 'breakpoints' or 'global', got {method!r}")
+    # hint 3: ...  # refuse any method but "breakpoints" and "global" (ValueError)
     # hint 3: if not text:
     # hint 3:     return []
     # hint 3: index = TokenIndex(text)
-    # hint 3: spans = sentence_spans(text, max_tokens, index)
-    # hint 3: tokens = index.estimates(spans)
+    # hint 3: spans = ...  # the sentences
+    # hint 3: tokens = ...  # their estimated sizes
     # hint 3: if method == "breakpoints":
-    # hint 3:     vectors = embed(window_texts(text, spans, window), embedder)
-    # hint 3:     cuts = breakpoints(neighbour_distances(vectors), percentile)
+    # hint 3:     cuts = ...  # embed each sentence's window; cut where the distance to the next jumps
     # hint 3: else:
-    # hint 3:     vectors = embed([text[start:end] for start, end in spans], embedder)
-    # hint 3:     with_later = scores_with_later(pair_scores(vectors, max_sentences))
-    # hint 3:     cuts = best_cuts(with_later, tokens, max_tokens, max_sentences)
+    # hint 3:     cuts = ...  # embed each sentence; score its pairs; the best cuts within the budget
     # hint 3: packed = []
-    # hint 3: for first, last in zip([0, *cuts], [*cuts, len(spans)]):
-    # hint 3:     total = None  # no chunk of this group yet
-    # hint 3:     for (start, end), size in zip(spans[first:last], tokens[first:last]):
-    # hint 3:         if total is not None and total + size <= max_tokens:
-    # hint 3:             packed[-1], total = (packed[-1][0], end), total + size
-    # hint 3:         else:
-    # hint 3:             packed.append((start, end))
-    # hint 3:             total = size
+    # hint 3: for first, last in zip([0, *cuts], [*cuts, len(spans)]):  # one group of sentences
+    # hint 3:     ...  # a sentence joins the group's last chunk while it fits, else starts a new one
     # hint 3: return exact_chunks(text, packed, max_tokens, index)
     check_text_and_window(text, max_tokens, 0, "max_tokens", "tokens")
     if method not in ("breakpoints", "global"):

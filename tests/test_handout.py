@@ -10,6 +10,7 @@ PYTEST_ variables of this run (the grader here sets some of its own).
 import importlib.util
 import os
 import re
+import json
 import shutil
 import subprocess
 import sys
@@ -82,6 +83,7 @@ def test_the_handout_holds_no_answer(handout):
     """No file the handout ships defines a function shaped as an answer region of solutions/ or as
     one of the grader's oracles (renamed or not), and none imports the oracles."""
     assert make_handout.answer_copies(handout) == []
+    assert make_handout.hint_answers(handout) == []
     assert not (handout / "tools" / "grading" / "oracles.py").exists()
     assert not (handout / "labkit" / "bootstrap.py").exists()
     for path in handout.rglob("*.py"):
@@ -103,6 +105,21 @@ def test_the_answer_scan_finds_a_copy_renamed(tmp_path):
         "labkit/ranking.py: okapi (the grader's lucene)",
         "labkit/ranking.py: merged (rag11-hybrid-search's reciprocal_rank_fusion)",
     ]
+
+
+def test_the_answer_scan_finds_a_hint_that_is_an_answer(tmp_path):
+    """A hint level holding a lab's answer as code, its names changed, is found; a skeleton is not."""
+    solution = (ROOT / "solutions" / "rag11-hybrid-search.py").read_text(encoding="utf-8")
+    body = solution[solution.index("def reciprocal_rank_fusion"):]
+    body = body[body.index("    # END SOLUTION") - 400:body.index("    # END SOLUTION")]
+    body = "\n".join(line[4:] for line in body.splitlines() if line.startswith("    ") and "#" not in line)
+    body = body[body.index("scores = {}"):]
+    skeleton = "scores = {}\nfor ranking in rankings:\n    ...\nreturn ..."
+    (tmp_path / "labs" / "hints").mkdir(parents=True)
+    hints = {"reciprocal_rank_fusion": {"1": "Fuse by ranks.", "2": skeleton, "3": body.replace("scores", "tally")}}
+    (tmp_path / "labs" / "hints" / "rag11.json").write_text(json.dumps(hints), encoding="utf-8")
+    assert make_handout.hint_answers(tmp_path) == [
+        "labs/hints/rag11.json: reciprocal_rank_fusion hint 3 (rag11-hybrid-search's reciprocal_rank_fusion)"]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

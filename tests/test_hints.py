@@ -1,36 +1,37 @@
-"""Every hint 3 that is code works: put in place of its answer, it passes its function's public tests.
+"""No hint is an answer: a stuck student gets the way, never the code to paste.
 
-A student stuck at level 3 may type the hint in as it stands, so a hint 3
-written as code must be right code, not a sketch that calls min() on an empty
-list or leaves out an argument. How a hint is judged to be code is
-tools/make_labs.py's rule (is_code_hint), the same that decides whether the
-hint is shown line by line: its lines, dedented, parse as Python and return at
-their top level, a function body. A hint 3 in prose (most of them: "Match
-ATX_HEADING; the level is ...") is skipped here, and its skip says so.
+The hints ship with the handout (labs/hints/), so a hint that solved its TODO
+would hand the marks to whoever copies it, and the worker of a grading run can
+read them too. Each hint level is held to two rules:
 
-For each code hint 3, the solution's answer region (the lines between the
-hints and `# END SOLUTION`) is replaced by the hint, indented as the region
-is; the function so written replaces the reference in the loaded solution lab,
-and that function's calls of the lab's public grading tests
-(tests/grading/test_ragN.py, the calls charged to it, as the lab's own last
-check runs them: labkit/public_tests.py) must all pass. A test checks what it
-checks, and a public test may not look at everything (no public test of rag5
-reads a chunk's `kind`), so each call of the hint's function is also made to
-the reference, and the two must agree: the same value (floats to 1e-12), or
-an error from both. The reference comes back after each, so the other tests
-see the lab as it is.
+- put in place of its function's answer, a hint that is code (tools/make_labs.py's
+  rule, is_code_hint: its lines, dedented, parse as Python and return at their top
+  level) fails at least one of that function's public grading tests: a level 3 is
+  a skeleton, the decisive expressions left as `...` with a comment saying what
+  goes there. A hint in prose cannot be pasted and is skipped, and its skip says so;
+- no hint repeats its answer: at most half of the lines that compute the answer
+  (not the trivial ones, `return result`, `chunks = []`; not control flow, which a
+  skeleton shows; not argument checks, nor the glue three answers share) stand
+  anywhere in the function's hints, whitespace aside, so code joined by ";" in
+  prose is found too.
+
+A skeleton must not mislead either: every name it reads that it does not bind
+itself is one the lab defines (or a builtin), so it never points at a helper
+that is not there.
 """
 
 import ast
+import builtins
 import importlib.util
-import math
+import re
 import textwrap
+from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
 import labkit
 import pytest
-from labkit.public_tests import lab_functions, public_test_calls, reason
+from labkit.public_tests import lab_functions, public_test_calls
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
@@ -75,82 +76,112 @@ def regions() -> list[Region]:
 
 
 REGIONS = regions()
-# The hints the issue found wrong; they must stay code, so that this test keeps running them.
-MUST_BE_CODE = {("rag5", "recursive_chunks"), ("rag11", "reciprocal_rank_fusion"), ("rag11", "convex_fusion")}
-
-
-def with_hint(region: Region) -> str:
-    """The source of the region's function with its answer replaced by its hint 3."""
+def with_hint(region: Region, hint: str) -> str:
+    """The source of the region's function with its answer replaced by `hint`."""
     lines = region.path.read_text(encoding="utf-8").splitlines()
     first, last = region.answer
-    hint = textwrap.indent(region.hints[2], region.indent)
+    hint = textwrap.indent(hint, region.indent)
     text = "\n".join(lines[:first] + hint.splitlines() + lines[last:]) + "\n"
     tree = ast.parse(text)
     node = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == region.function)
     return ast.get_source_segment(text, node)
 
 
-def same(got, expected) -> bool:
-    """True if two results agree: equal, floats to 1e-12, arrays and sequences item by item."""
-    if hasattr(got, "tolist") and hasattr(expected, "tolist"):
-        got, expected = got.tolist(), expected.tolist()
-    if isinstance(got, float) and isinstance(expected, (float, int)):
-        return math.isclose(got, expected, rel_tol=1e-12, abs_tol=1e-12)
-    if isinstance(got, (list, tuple)) and type(got) is type(expected) and not hasattr(got, "_fields"):
-        return len(got) == len(expected) and all(map(same, got, expected))
-    if isinstance(got, dict) and isinstance(expected, dict):
-        return got.keys() == expected.keys() and all(same(got[key], expected[key]) for key in got)
-    return type(got) is type(expected) and got == expected
+# Lines of an answer that carry no decision: a hint may show them.
+TRIVIAL = re.compile(r"(return \w+|\w+ = (\[\]|\{\}|0|None|\(\))|pass|else:|continue|break|try:|[)\]}]|return|"
+                     r"return (\[\]|\{\}))")
+STRUCTURE = ("for ", "while ", "if ", "elif ", "with ", "def ")  # the shape a skeleton shows
+AT_MOST_REPEATED = 0.5
 
 
-def agreeing(hint, reference):
-    """`hint`, checked at each call against `reference` called with the same arguments."""
-
-    def call(*args, **keywords):
-        try:
-            expected = reference(*args, **keywords)
-        except Exception as error:  # noqa: BLE001 - the hint must raise too
-            hint(*args, **keywords)
-            raise AssertionError(f"the hint returns where the reference raises {type(error).__name__}: "
-                                 f"{error}") from None
-        got = hint(*args, **keywords)
-        if not same(got, expected):
-            raise AssertionError(f"the hint returns {got!r:.200} where the reference returns {expected!r:.200}")
-        return got
-
-    return call
+def squashed(text: str) -> str:
+    return "".join(text.split())
 
 
-def test_the_hints_found_wrong_are_code_and_so_run_here():
-    code = {(r.lab, r.function) for r in REGIONS if len(r.hints) == 3 and make_labs.is_code_hint(r.hints[2])}
-    assert MUST_BE_CODE <= code, f"no longer code, so no longer run: {sorted(MUST_BE_CODE - code)}"
+def computing_lines(region: Region) -> list[str]:
+    """The answer's lines that compute something: not trivial, not control flow (a skeleton shows that),
+    not an argument check (a raise and the condition before it), comments dropped."""
+    lines = region.path.read_text(encoding="utf-8").splitlines()
+    first, last = region.answer
+    code = [" ".join(line.split("  #")[0].split()) for line in lines[first:last]]
+    code = [line for line in code if line and not line.startswith("#")]
+    return [line for number, line in enumerate(code)
+            if not (TRIVIAL.fullmatch(line) or line.startswith((*STRUCTURE, "raise ", '"', 'f"'))
+                    or number + 1 < len(code) and code[number + 1].startswith("raise "))]
+
+
+def decisive_lines(region: Region) -> list[str]:
+    """The answer's computing lines less the glue three or more answers share (checking a window's
+    arguments, making one TokenIndex): what is this function's own."""
+    return [line for line in computing_lines(region) if SHARED_GLUE[squashed(line)] < 3]
+
+
+SHARED_GLUE = Counter(squashed(line) for region in REGIONS for line in set(computing_lines(region)))
+
+
+def code_hints(region: Region) -> list[tuple[int, str]]:
+    """(level, text) of each of the region's hints that is code."""
+    return [(level, hint) for level, hint in enumerate(region.hints, 1) if make_labs.is_code_hint(hint)]
 
 
 @pytest.mark.parametrize("region", REGIONS, ids=lambda r: f"{r.lab}-{r.function}")
-def test_a_hint_3_that_is_code_passes_its_functions_public_tests(region):
-    if len(region.hints) < 3 or not make_labs.is_code_hint(region.hints[2]):
-        pytest.skip("hint 3 is prose: its lines, dedented, are not Python that returns at its "
-                    "top level (tools/make_labs.py is_code_hint)")
-    source = with_hint(region)
-    lab = labkit.load_lab(region.lab, SOLUTIONS)
-    namespace = vars(lab)
-    reference = namespace[region.function]
+def test_no_hint_repeats_its_answer(region):
+    answer = decisive_lines(region)
+    shown = "".join(squashed(hint) for hint in region.hints)  # prose joins code with ";": search it whole
+    repeated = [line for line in answer if squashed(line) in shown]
+    assert len(repeated) <= AT_MOST_REPEATED * len(answer), (
+        f"the hints of {region.lab} {region.function}() repeat {len(repeated)} of the {len(answer)} lines that "
+        f"compute its answer, over the half allowed: {repeated[:4]}")
+
+
+@pytest.mark.parametrize("region", REGIONS, ids=lambda r: f"{r.lab}-{r.function}")
+def test_a_hint_that_is_code_names_only_what_the_lab_has(region):
+    hints = code_hints(region)
+    if not hints:
+        pytest.skip("no hint of this function is code (tools/make_labs.py is_code_hint)")
+    lab = vars(labkit.load_lab(region.lab, SOLUTIONS))
+    signature = ast.parse(with_hint(region, hints[0][1])).body[0].args
+    parameters = {arg.arg for arg in [*signature.posonlyargs, *signature.args, *signature.kwonlyargs,
+                                       *filter(None, (signature.vararg, signature.kwarg))]}
+    for level, hint in hints:
+        tree = ast.parse(hint)
+        bound = parameters | {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)
+                              and isinstance(node.ctx, ast.Store)}
+        bound |= {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+        bound |= {arg.arg for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) for arg in node.args.args}
+        unknown = sorted({node.id for node in ast.walk(tree) if isinstance(node, ast.Name)
+                          and isinstance(node.ctx, ast.Load)} - bound - set(lab) - set(dir(builtins)))
+        assert not unknown, f"hint {level} of {region.lab} {region.function}() names what the lab lacks: {unknown}"
+
+
+@pytest.mark.parametrize("region", REGIONS, ids=lambda r: f"{r.lab}-{r.function}")
+def test_no_hint_passes_its_functions_public_tests(region):
+    hints = code_hints(region)
+    if not hints:
+        pytest.skip("no hint of this function is code (tools/make_labs.py is_code_hint): prose is not pasted")
     calls = [call for call in public_test_calls(region.lab) if call.function == region.function]
-    assert calls, f"tests/grading/test_{region.lab}.py charges no test to {region.function}()"
-    failures = []
-    try:
-        exec(compile(source, f"<hint 3 of {region.function}>", "exec"), namespace)
-        namespace[region.function] = agreeing(namespace[region.function], reference)
-        functions = lab_functions(namespace)
-        for call in calls:
-            arguments = dict(call.parameters)
-            arguments[region.lab] = functions
-            functions.last_call = ""
-            try:
-                call.test(**arguments)
-            except Exception as error:  # noqa: BLE001 - every failure is reported, one line each
-                failures.append(f"{call.name}: {reason(error, functions.last_call)}")
-    finally:
-        namespace[region.function] = reference
-    assert not failures, (f"hint 3 of {region.lab} {region.function}(), typed in as it stands, fails "
-                          f"{len(failures)} of {len(calls)} public test calls:\n" + "\n".join(failures[:5]))
+    if not calls:  # judged through the functions that call it: then a skeleton must leave a blank
+        for level, hint in hints:
+            blanks = [n for n in ast.walk(ast.parse(hint)) if isinstance(n, ast.Constant) and n.value is ...]
+            assert blanks, f"hint {level} of {region.lab} {region.function}() is code with no `...` left to write"
+        return
+    for level, hint in hints:
+        lab = labkit.load_lab(region.lab, SOLUTIONS)
+        namespace = vars(lab)
+        reference = namespace[region.function]
+        passed = 0
+        try:
+            exec(compile(with_hint(region, hint), f"<hint {level} of {region.function}>", "exec"), namespace)
+            functions = lab_functions(namespace)
+            for call in calls:
+                arguments = dict(call.parameters)
+                arguments[region.lab] = functions
+                try:
+                    call.test(**arguments)
+                    passed += 1
+                except (Exception, pytest.fail.Exception):  # noqa: BLE001, S110 - a failing call is what a hint must give
+                    pass
+        finally:
+            namespace[region.function] = reference
+        assert passed < len(calls), (f"hint {level} of {region.lab} {region.function}(), typed in as it stands, "
+                                     f"passes all {len(calls)} public test calls: it is an answer")

@@ -15,7 +15,8 @@ tests, no tools, none of the grader's oracles (tools/grading/oracles.py). After
 writing, the build reads every file it wrote and stops if one holds an answer
 region's marker, sits in a reference folder, or defines a function shaped as
 an answer: a function of solutions/ that holds an answer region, or an oracle,
-even renamed (answer_copies). It is
+even renamed (answer_copies), or holds a hint that is such an answer in code
+(hint_answers). It is
 built in a folder beside DIR and moved into place only when it is complete,
 so a failed build leaves DIR as it was.
 """
@@ -420,9 +421,26 @@ def answer_copies(folder: Path) -> list[str]:
     return found
 
 
+def hint_answers(folder: Path) -> list[str]:
+    """Every hint level of the handout's labs/hints/ that is code shaped as an answer: a hint a student
+    could paste in place of a TODO: 'labs/hints/rag7.json: with_table_rows hint 3 (rag7's ...)'."""
+    shapes = answer_shapes()
+    found = []
+    for path in sorted((folder / "labs" / "hints").glob("*.json")):
+        for function, levels in json.loads(path.read_text(encoding="utf-8")).items():
+            for level, text in levels.items():
+                try:
+                    what = shapes.get(shape(ast.parse(text).body))
+                except SyntaxError:  # prose
+                    continue
+                if what:
+                    found.append(f"{path.relative_to(folder).as_posix()}: {function} hint {level} ({what})")
+    return found
+
+
 def check_no_reference_code(folder: Path) -> None:
     """Stop before anything is committed or put in place if reference code, or an answer, got in."""
-    found = reference_code(folder) + answer_copies(folder)
+    found = reference_code(folder) + answer_copies(folder) + hint_answers(folder)
     if found:
         raise HandoutError(
             f"the handout would hold reference code ({', '.join(found)}); nothing was written"
