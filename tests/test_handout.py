@@ -105,6 +105,65 @@ def test_the_answer_scan_finds_a_copy_renamed(tmp_path):
     ]
 
 
+PLANTED = """\
+import re
+
+
+def share_found(read, wanted, depth):
+    \"\"\"rag8's recall_at_k under another name, written another way.\"\"\"
+    top = read[:depth]
+    held = [span for span in wanted if [h for h in top if h[0] == span[0] and h[1] <= span[1] <= span[2] <= h[2]]]
+    return len(held) / len(wanted)
+
+
+def spread(text, words, back=0):
+    \"\"\"rag4's word_windows under another name, with a while loop and word records of its own.\"\"\"
+    if words < 1 or back < 0 or back >= words:
+        raise ValueError("bad sizes")
+    found = list(re.finditer(r"\\S+", text))
+    pieces, first = [], 0
+    while first < len(found):
+        last = min(first + words, len(found)) - 1
+        pieces.append((found[first].start(), found[last].end()))
+        if last == len(found) - 1:
+            break
+        first += words - back
+    return [make(text, a, b) for a, b in pieces]
+
+
+def make(text, start, end):
+    from academy_llm import make_chunk
+    return make_chunk(text, start, end)
+
+
+def unrelated(text, words, back=0):
+    \"\"\"Takes the same arguments, answers something else.\"\"\"
+    return [text[:words]]
+"""
+
+
+def test_the_answer_probe_finds_an_answer_in_another_form(tmp_path):
+    """A shipped function that answers every public call of a TODO as the reference does is an
+    answer, whatever its name and form: rag8's recall and rag4's windows, rewritten."""
+    (tmp_path / "labkit").mkdir()
+    (tmp_path / "labkit" / "helpers.py").write_text(PLANTED, encoding="utf-8")
+    found = make_handout.answers_by_call_in(tmp_path)
+    assert "labkit/helpers.py: share_found (rag8's recall_at_k)" in found, found
+    assert "labkit/helpers.py: spread (rag4's word_windows)" in found, found
+    assert not [line for line in found if "unrelated" in line or ": make " in line], found
+
+
+def test_the_share_of_answers_held_whole_is_given_once(handout):
+    """The course's recall (the share of answer spans one chunk read holds whole) is one given
+    function, computed for a whole split at once, not a question's loop a rag8 student could paste as
+    recall_at_k; the lessons call it rather than repeating it."""
+    assert "def answer_shares(" in (handout / "labkit" / "retrieval.py").read_text(encoding="utf-8")
+    for path in sorted((handout / "labkit").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        assert "def recall_within(spans, question)" not in source, path
+        assert "held / len(spans)" not in source and "/ len(answers)" not in source, path
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_the_handout_is_a_repository_with_one_commit(handout):
     log = subprocess.run(

@@ -420,9 +420,209 @@ def answer_copies(folder: Path) -> list[str]:
     return found
 
 
+# ---- answers by call: a shipped function that returns what a TODO returns ---------------------
+
+PROBES_PER_TODO = 16  # a TODO's public calls kept as probes: enough to tell an answer from a look-alike
+CALL_SECONDS = 2  # a shipped function probed longer than this is no answer the probes can see
+PROBED_FILES = ("academy_llm.py", "labkit/**/*.py", "tools/grading/*.py", "tests/*.py", "labs/rag*.py")
+NOT_PROBED = {"tools/grading/worker.py"}  # the grader's worker, a script that reads its task on import
+
+
+class Probe(NamedTuple):
+    """One call a lab's public tests make of a TODO, with what the reference answers (`plain`)."""
+
+    args: tuple
+    keywords: dict
+    outcome: tuple  # ("value", plain result) or ("raises", the exception's class name)
+
+
+def todo_names() -> dict[str, list[str]]:
+    """{lab ("rag8"): the module-level functions of its reference that hold an answer region}."""
+    todos = {}
+    for path in sorted((ROOT / "solutions").glob("rag*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        todos[path.stem.split("-")[0]] = [
+            node.name for node in tree.body if isinstance(node, ast.FunctionDef)
+            and any(f"# {REFERENCE_MARKERS[0]}" in line for line in
+                    ast.get_source_segment(path.read_text(encoding="utf-8"), node).splitlines())]
+    return todos
+
+
+def plain(value, depth: int = 0):
+    """`value` as plain data to compare answers by: numbers rounded, sequences as tuples, a chunk or
+    span object as its (start, end), a record as its fields; what is none of these, as its type."""
+    import numpy
+
+    if depth > 6:
+        return ("deep",)
+    if isinstance(value, (bool, int, str, type(None))):
+        return value
+    if isinstance(value, (float, numpy.floating)):
+        return round(float(value), 9)
+    if isinstance(value, numpy.integer):
+        return int(value)
+    if isinstance(value, numpy.ndarray):
+        return plain(value.tolist(), depth + 1)
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return tuple(plain(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return tuple(sorted((repr(key), plain(item, depth + 1)) for key, item in value.items()))
+    if hasattr(value, "start") and hasattr(value, "end"):
+        return ("span", plain(value.start, depth + 1), plain(value.end, depth + 1))
+    fields = getattr(value, "_fields", None) or list(getattr(value, "__dataclass_fields__", {}))
+    if fields:
+        return tuple(plain(getattr(value, field), depth + 1) for field in fields)
+    return ("object", type(value).__name__)
+
+
+def is_data(value, depth: int = 0) -> bool:
+    """Whether `value` may be handed to any function the handout ships: data, and objects of the
+    course's modules (a Chunk, a TokenIndex), not an object of a lab's own class (rag6's Block),
+    which only that lab's functions take."""
+    if depth > 6:
+        return False
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return all(is_data(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return all(is_data(key, depth + 1) and is_data(item, depth + 1) for key, item in value.items())
+    return not type(value).__module__.startswith("lab_") and not callable(value)
+
+
+def outcome(function, args: tuple, keywords: dict) -> tuple:
+    """What `function` answers to a call: ("value", plain result) or ("raises", class name)."""
+    import copy
+
+    try:
+        return ("value", plain(function(*copy.deepcopy(args), **copy.deepcopy(keywords))))
+    except Exception as error:  # a probe's error is an outcome to compare, as a test's pytest.raises is
+        return ("raises", type(error).__name__)
+
+
+def recorded_probes(lab: str, names: list[str]) -> dict[str, list[Probe]]:
+    """{TODO name: the calls the lab's public tests make of it with data only, and the reference's
+    outcomes}, from a run of the public tests on the reference lab."""
+    import copy
+
+    from labkit import load_lab
+    from labkit.public_tests import run_public_tests
+
+    module = load_lab(lab, ROOT / "solutions")
+    namespace = dict(vars(module))
+    probes = {name: {} for name in names}
+
+    def recording(name, function):
+        def call(*args, **keywords):
+            kept = probes[name]
+            if len(kept) < PROBES_PER_TODO and is_data(args) and is_data(keywords):
+                key = repr((args, sorted(keywords.items())))
+                if key not in kept:
+                    kept[key] = Probe(copy.deepcopy(args), copy.deepcopy(keywords), outcome(function, args, keywords))
+            return function(*args, **keywords)
+        return call
+
+    for name in names:
+        namespace[name] = recording(name, namespace[name])
+    run_public_tests(lab, namespace)
+    return {name: list(kept.values()) for name, kept in probes.items()}
+
+
+def shipped_functions(folder: Path) -> list[tuple[str, object]]:
+    """('labkit/x.py: name', function) for each function the handout's Python files define at their
+    top level, and each object's method they name there (a lab's `robust.markdown_chunks`), each file
+    loaded as a module of its own (a lab without running its demo)."""
+    import importlib.util
+    import inspect
+
+    from labkit import load_lab
+
+    found = []
+    for number, path in enumerate(sorted({p for pattern in PROBED_FILES for p in folder.glob(pattern)
+                                          if not NOT_COURSE_FILES & set(p.parts)})):
+        where = path.relative_to(folder).as_posix()
+        if where in NOT_PROBED:
+            continue
+        try:
+            if where.startswith("labs/"):
+                module = load_lab(path.stem.split("-")[0], path.parent)
+            else:
+                spec = importlib.util.spec_from_file_location(f"_shipped_{number}", path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[spec.name] = module
+                spec.loader.exec_module(module)
+        except Exception as error:
+            raise HandoutError(f"{where} cannot be imported to probe it ({type(error).__name__}: {error})") from error
+        found += [(f"{where}: {name}", value) for name, value in vars(module).items()
+                  if inspect.ismethod(value) or inspect.isfunction(value) and value.__module__ == module.__name__]
+    return found
+
+
+def answers_by_call(folder: Path) -> list[str]:
+    """Every function the handout ships that answers each public call a lab's tests make of one of
+    its TODOs (with data) as the reference does, under any name or form: 'labkit/x.py: name
+    (rag8's recall_at_k)'. A TODO whose probes all answer alike is not probed: a constant is no answer."""
+    import contextlib
+    import inspect
+    import io
+    import signal
+
+    def too_long(*_):
+        raise TimeoutError("probe took too long")
+
+    signal.signal(signal.SIGALRM, too_long)
+    probes = {(lab, name): found for lab, names in todo_names().items()
+              for name, found in recorded_probes(lab, names).items()}
+    probes = {todo: found for todo, found in probes.items()
+              if len({probe.outcome for probe in found if probe.outcome[0] == "value"}) >= 2}
+    found = []
+    for where, function in shipped_functions(folder):
+        try:
+            signature = inspect.signature(function)
+        except (TypeError, ValueError):
+            continue
+        for (lab, name), todo_probes in probes.items():
+            if where.startswith(f"labs/{lab}-") and where.endswith(f": {name}"):
+                continue  # the TODO itself
+            try:
+                for probe in todo_probes:
+                    signature.bind(*probe.args, **probe.keywords)
+            except TypeError:
+                continue
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                for probe in todo_probes:
+                    signal.alarm(CALL_SECONDS)
+                    try:
+                        same = outcome(function, probe.args, probe.keywords) == probe.outcome
+                    except BaseException:  # a probe that exits or runs out of time answers nothing
+                        same = False
+                    finally:
+                        signal.alarm(0)
+                    if not same:
+                        break
+                else:
+                    found.append(f"{where} ({lab}'s {name})")
+    return found
+
+
+def answers_by_call_in(folder: Path) -> list[str]:
+    """answers_by_call in a process of its own, from a folder of its own: the probed functions
+    run there, with the handout first on the path, and leave nothing behind in this one."""
+    with tempfile.TemporaryDirectory() as scratch:
+        done = subprocess.run(
+            [sys.executable, __file__, "--answers-by-call", str(folder)], cwd=scratch, capture_output=True,
+            text=True, timeout=600,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                [str(folder), str(folder / "tools" / "grading"), str(folder / "tests"), str(ROOT)])})
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise HandoutError(f"probing the handout's functions failed: {reason}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def check_no_reference_code(folder: Path) -> None:
-    """Stop before anything is committed or put in place if reference code, or an answer, got in."""
+    """Stop before anything is committed or put in place if reference code, or an answer, got in:
+    in a reference file, in a function shaped as one, or in a function that answers as one."""
     found = reference_code(folder) + answer_copies(folder)
+    found = found or answers_by_call_in(folder)
     if found:
         raise HandoutError(
             f"the handout would hold reference code ({', '.join(found)}); nothing was written"
@@ -497,6 +697,9 @@ def report(summary: Summary) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--answers-by-call"]:  # answers_by_call_in's own process
+        print(json.dumps(answers_by_call(Path(argv[1]))))
+        return 0
     parser = argparse.ArgumentParser(description="Write the course's student handout to DIR.")
     parser.add_argument("dir", metavar="DIR", help="a new or empty folder")
     parser.add_argument("--force", action="store_true", help="replace what DIR holds")
