@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,8 @@ def share_found(read, wanted, depth):
 
 def spread(text, words, back=0):
     \"\"\"rag4's word_windows under another name, with a while loop and word records of its own.\"\"\"
+    if not isinstance(text, str) or type(words) is not int or type(back) is not int:
+        raise TypeError("a text and whole numbers")
     if words < 1 or back < 0 or back >= words:
         raise ValueError("bad sizes")
     found = list(re.finditer(r"\\S+", text))
@@ -140,6 +143,20 @@ def unrelated(text, words, back=0):
     \"\"\"Takes the same arguments, answers something else.\"\"\"
     return [text[:words]]
 """
+
+
+def test_the_answer_scan_finds_an_answer_inside_a_given_function(tmp_path):
+    """An answer region pasted among a given function's own statements (in a loop of a report, say)
+    is found: a copy need not be a function of its own."""
+    solution = (ROOT / "solutions" / "rag8-evaluate-chunking.py").read_text(encoding="utf-8")
+    start = solution.index("    retrieved = merged(hits[:k])")
+    region = textwrap.dedent(solution[start:solution.index("    # END SOLUTION", start)])
+    (tmp_path / "labkit").mkdir()
+    (tmp_path / "labkit" / "report.py").write_text(
+        "def report(pages, hits, gold, k):\n    print(len(pages))\n    for page in pages:\n        print(page)\n"
+        + textwrap.indent(region, "        "), encoding="utf-8")
+    assert make_handout.answer_copies(tmp_path) == [
+        "labkit/report.py: report (rag8-evaluate-chunking's precision_and_iou)"]
 
 
 def test_the_answer_probe_finds_an_answer_in_another_form(tmp_path):

@@ -363,14 +363,46 @@ class Shaped(ast.NodeTransformer):
         return ast.copy_location(ast.arg(arg="_"), node)
 
 
-def shape(statements: list) -> str | None:
-    """The shape of a run of statements (docstring dropped), or None when it is too short to tell."""
+def shape(statements: list) -> tuple | None:
+    """The shape of a run of statements (docstring dropped), a statement's shape each, or None when it
+    is too short to tell."""
     if statements and isinstance(statements[0], ast.Expr) and isinstance(statements[0].value, ast.Constant):
         statements = statements[1:]
     if sum(1 for statement in statements for _ in ast.walk(statement)) < SHORTEST_ANSWER:
         return None
-    return ast.dump(ast.Module(body=[Shaped().visit(ast.parse(ast.unparse(s)).body[0]) for s in statements],
-                               type_ignores=[]), annotate_fields=False)
+    return tuple(ast.dump(Shaped().visit(ast.parse(ast.unparse(s)).body[0]), annotate_fields=False)
+                 for s in statements)
+
+
+def blocks(function) -> list[list]:
+    """Every run of statements a function holds: its body, and the body of each loop, branch, `with`
+    and `try` in it, however deep."""
+    found = []
+    for node in ast.walk(function):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list) and statements and isinstance(statements[0], ast.stmt):
+                found.append(statements)
+        found += [handler.body for handler in getattr(node, "handlers", [])]
+    return found
+
+
+def held_answer(function, shapes: dict) -> str | None:
+    """What answer `function` holds: its whole body shaped as one, or any run of statements inside it
+    (a given function that does an answer's work among its own), or None."""
+    whole = shapes.get(shape(function.body))
+    if whole:
+        return whole
+    lengths = {len(found) for found in shapes}
+    for statements in blocks(function):
+        shaped = [ast.dump(Shaped().visit(ast.parse(ast.unparse(s)).body[0]), annotate_fields=False)
+                  for s in statements]
+        for length in lengths:
+            for first in range(len(shaped) - length + 1):
+                what = shapes.get(tuple(shaped[first:first + length]))
+                if what:
+                    return what
+    return None
 
 
 def functions(tree: ast.AST) -> list:
@@ -404,7 +436,8 @@ def answer_shapes() -> dict:
 
 def answer_copies(folder: Path) -> list[str]:
     """Every function of the handout's Python files shaped as an answer (given code in a lab too), or
-    named as one of the grader's oracles: 'labkit/x.py: name (rag8's paired_bootstrap)'."""
+    holding one among its own statements, or named as one of the grader's oracles:
+    'labkit/x.py: name (rag8's paired_bootstrap)'."""
     shapes = answer_shapes()
     oracles = {function.name for function in functions(ast.parse(ORACLES.read_text(encoding="utf-8")))}
     found = []
@@ -413,7 +446,7 @@ def answer_copies(folder: Path) -> list[str]:
         if path.suffix != ".py":
             continue
         for function in functions(ast.parse(path.read_text(encoding="utf-8"), name)):
-            what = shapes.get(shape(function.body)) or (
+            what = held_answer(function, shapes) or (
                 f"the grader's {function.name}" if function.name in oracles else None)
             if what:
                 found.append(f"{name}: {function.name} ({what})")
@@ -559,7 +592,8 @@ def shipped_functions(folder: Path) -> list[tuple[str, object]]:
 def answers_by_call(folder: Path) -> list[str]:
     """Every function the handout ships that answers each public call a lab's tests make of one of
     its TODOs (with data) as the reference does, under any name or form: 'labkit/x.py: name
-    (rag8's recall_at_k)'. A TODO whose probes all answer alike is not probed: a constant is no answer."""
+    (rag8's recall_at_k)'. A TODO whose probes all answer alike, or all raise, is not probed: a
+    constant is no answer."""
     import contextlib
     import inspect
     import io
@@ -572,7 +606,7 @@ def answers_by_call(folder: Path) -> list[str]:
     probes = {(lab, name): found for lab, names in todo_names().items()
               for name, found in recorded_probes(lab, names).items()}
     probes = {todo: found for todo, found in probes.items()
-              if len({probe.outcome for probe in found if probe.outcome[0] == "value"}) >= 2}
+              if len({probe.outcome for probe in found}) >= 2 and any(p.outcome[0] == "value" for p in found)}
     found = []
     for where, function in shipped_functions(folder):
         try:
