@@ -31,6 +31,7 @@ def load_make_handout():
 
 
 make_handout = load_make_handout()
+pytestmark = pytest.mark.timeout(300)  # the build probes every function the handout ships, in a process of its own
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +140,15 @@ def make(text, start, end):
     return make_chunk(text, start, end)
 
 
+def markdown_pieces(text, budget, overlap=0):
+    \"\"\"The course's CommonMark chunker standing on rag5's reference: rag6's markdown_chunks by call,
+    though its chunks are not the reference's on every page.\"\"\"
+    from academy_llm import COURSE_ROOT
+    from labkit import load_lab
+    from labkit.markdown_chunking import RobustMarkdown
+    return RobustMarkdown(load_lab("rag5", COURSE_ROOT / "solutions")).markdown_chunks(text, budget, overlap)
+
+
 def unrelated(text, words, back=0):
     \"\"\"Takes the same arguments, answers something else.\"\"\"
     return [text[:words]]
@@ -160,13 +170,15 @@ def test_the_answer_scan_finds_an_answer_inside_a_given_function(tmp_path):
 
 
 def test_the_answer_probe_finds_an_answer_in_another_form(tmp_path):
-    """A shipped function that answers every public call of a TODO as the reference does is an
-    answer, whatever its name and form: rag8's recall and rag4's windows, rewritten."""
+    """A shipped function that passes a TODO's public tests in its place is an answer, whatever its
+    name and form: rag8's recall and rag4's windows rewritten, and a chunker that keeps rag6's
+    promises with chunks of its own."""
     (tmp_path / "labkit").mkdir()
     (tmp_path / "labkit" / "helpers.py").write_text(PLANTED, encoding="utf-8")
     found = make_handout.answers_by_call_in(tmp_path)
     assert "labkit/helpers.py: share_found (rag8's recall_at_k)" in found, found
     assert "labkit/helpers.py: spread (rag4's word_windows)" in found, found
+    assert "labkit/helpers.py: markdown_pieces (rag6's markdown_chunks)" in found, found
     assert not [line for line in found if "unrelated" in line or ": make " in line], found
 
 

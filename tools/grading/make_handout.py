@@ -457,8 +457,20 @@ def answer_copies(folder: Path) -> list[str]:
 
 PROBES_PER_TODO = 16  # a TODO's public calls kept as probes: enough to tell an answer from a look-alike
 CALL_SECONDS = 2  # a shipped function probed longer than this is no answer the probes can see
+TESTS_SECONDS = 60  # the public tests of one TODO, with a shipped function in its place
 PROBED_FILES = ("academy_llm.py", "labkit/**/*.py", "tools/grading/*.py", "tests/*.py", "labs/rag*.py")
 NOT_PROBED = {"tools/grading/worker.py"}  # the grader's worker, a script that reads its task on import
+
+
+# Answers by call the handout still ships, each with why, until the course gives what a later lab
+# needs in a form that does not answer: the build refuses any other, and an entry that no longer
+# answers (answers_by_call), so the list only shrinks.
+OPEN_ANSWERS = {
+    "labs/rag6-markdown-chunking.py: robust_markdown_chunks (rag6's markdown_chunks)":
+        "rag7's header_chunks, rag6's real-files report and `chunking-labs compare` stand on the course's "
+        "CommonMark chunker, which keeps rag6's promises: a student's one-line call of it passes rag6's "
+        "public tests of markdown_chunks",
+}
 
 
 class Probe(NamedTuple):
@@ -535,9 +547,10 @@ def recorded_probes(lab: str, names: list[str]) -> dict[str, list[Probe]]:
     """{TODO name: the calls the lab's public tests make of it with data only, and the reference's
     outcomes}, from a run of the public tests on the reference lab."""
     import copy
+    import inspect
 
     from labkit import load_lab
-    from labkit.public_tests import run_public_tests
+    from labkit.public_tests import lab_functions
 
     module = load_lab(lab, ROOT / "solutions")
     namespace = dict(vars(module))
@@ -555,7 +568,17 @@ def recorded_probes(lab: str, names: list[str]) -> dict[str, list[Probe]]:
 
     for name in names:
         namespace[name] = recording(name, namespace[name])
-    run_public_tests(lab, namespace)
+    functions = lab_functions(namespace)
+    for call in test_calls(lab):
+        if hasattr(call.test, "hypothesis"):
+            continue  # drawn inputs: many calls, slow to make, and the written ones probe enough
+        arguments = dict(call.parameters)
+        if lab in inspect.signature(call.test).parameters:
+            arguments[lab] = functions
+        try:
+            call.test(**arguments)
+        except BaseException:  # the reference's own verdicts are not what is recorded here
+            pass
     return {name: list(kept.values()) for name, kept in probes.items()}
 
 
@@ -566,7 +589,6 @@ def shipped_functions(folder: Path) -> list[tuple[str, object]]:
     import importlib.util
     import inspect
 
-    from labkit import load_lab
 
     found = []
     for number, path in enumerate(sorted({p for pattern in PROBED_FILES for p in folder.glob(pattern)
@@ -576,7 +598,7 @@ def shipped_functions(folder: Path) -> list[tuple[str, object]]:
             continue
         try:
             if where.startswith("labs/"):
-                module = load_lab(path.stem.split("-")[0], path.parent)
+                module = beside_the_reference(path)
             else:
                 spec = importlib.util.spec_from_file_location(f"_shipped_{number}", path)
                 module = importlib.util.module_from_spec(spec)
@@ -589,11 +611,78 @@ def shipped_functions(folder: Path) -> list[tuple[str, object]]:
     return found
 
 
+def form(value):
+    """The form of a plain value, its data left out: ("seq", form of its first item), "span", a
+    number's, a text's, a record's fields' forms."""
+    if isinstance(value, bool) or value is None:
+        return type(value).__name__
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    if value and value[0] == "span":
+        return "span"
+    if value and value[0] == "object":
+        return value
+    return ("seq", form(value[0]) if value else None)
+
+
+def alike(got: tuple, expected: tuple) -> bool:
+    """Whether a probe's outcome is of the reference's kind: a value of the same form where it
+    returns one (chunks where it returns chunks), the same exception where it raises."""
+    if got[0] == expected[0] == "value":
+        return form(got[1]) == form(expected[1]) or not (got[1] and expected[1])
+    return got == expected
+
+
+def test_calls(lab: str, kept: dict = {}) -> list:  # noqa: B006 (a cache: each test file is loaded once)
+    """The public test calls of `lab` (labkit.public_tests), loaded once in this process."""
+    from labkit.public_tests import public_test_calls
+
+    if lab not in kept:
+        kept[lab] = public_test_calls(lab)
+    return kept[lab]
+
+
+def passes_public_tests(lab: str, name: str, function) -> bool:
+    """Whether the public tests of `lab` charged to its TODO `name` all pass with `function` in its
+    place (the rest of the lab the reference's): the points a student would earn by calling it."""
+    import inspect
+
+    from labkit import load_lab
+    from labkit.public_tests import lab_functions
+
+    calls = [call for call in test_calls(lab) if call.function == name]
+    functions = lab_functions({**vars(load_lab(lab, ROOT / "solutions")), name: function})
+    for call in calls:
+        arguments = dict(call.parameters)
+        if lab in inspect.signature(call.test).parameters:
+            arguments[lab] = functions
+        try:
+            call.test(**arguments)
+        except BaseException:  # pytest's outcomes too: any way a test ends but passing
+            return False
+    return bool(calls)
+
+
+def beside_the_reference(path: Path):
+    """A lab of the handout loaded as a student who finished the labs before it has it: the earlier
+    labs it loads (rag6's rag5, on which its given chunker stands) are the reference's."""
+    from labkit import load_lab
+
+    folder = Path(tempfile.mkdtemp(prefix="labs-", dir=Path.cwd()))  # in answers_by_call_in's scratch folder
+    for lab in (ROOT / "solutions").glob("rag*.py"):
+        shutil.copyfile(lab, folder / lab.name)
+    shutil.copyfile(path, folder / path.name)
+    return load_lab(path.stem.split("-")[0], folder)
+
+
 def answers_by_call(folder: Path) -> list[str]:
-    """Every function the handout ships that answers each public call a lab's tests make of one of
-    its TODOs (with data) as the reference does, under any name or form: 'labkit/x.py: name
-    (rag8's recall_at_k)'. A TODO whose probes all answer alike, or all raise, is not probed: a
-    constant is no answer."""
+    """Every function the handout ships that, called in a TODO's place, passes every public test of
+    that TODO, under any name or form: 'labkit/x.py: name (rag8's recall_at_k)'. Probed first on the
+    TODO's public calls with data (recorded_probes): a function that returns where the reference
+    returns and raises what it raises is then put in the TODO's place and its tests run. A TODO
+    whose probes all answer alike is not probed: a constant is no answer."""
     import contextlib
     import inspect
     import io
@@ -622,18 +711,27 @@ def answers_by_call(folder: Path) -> list[str]:
             except TypeError:
                 continue
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                answers = True
                 for probe in todo_probes:
                     signal.alarm(CALL_SECONDS)
                     try:
-                        same = outcome(function, probe.args, probe.keywords) == probe.outcome
+                        answers = alike(outcome(function, probe.args, probe.keywords), probe.outcome)
                     except BaseException:  # a probe that exits or runs out of time answers nothing
-                        same = False
+                        answers = False
                     finally:
                         signal.alarm(0)
-                    if not same:
+                    if not answers:
                         break
-                else:
-                    found.append(f"{where} ({lab}'s {name})")
+                if answers:
+                    signal.alarm(TESTS_SECONDS)
+                    try:
+                        answers = passes_public_tests(lab, name, function)
+                    except BaseException:
+                        answers = False
+                    finally:
+                        signal.alarm(0)
+            if answers:
+                found.append(f"{where} ({lab}'s {name})")
     return found
 
 
@@ -656,7 +754,13 @@ def check_no_reference_code(folder: Path) -> None:
     """Stop before anything is committed or put in place if reference code, or an answer, got in:
     in a reference file, in a function shaped as one, or in a function that answers as one."""
     found = reference_code(folder) + answer_copies(folder)
-    found = found or answers_by_call_in(folder)
+    if not found:
+        called = answers_by_call_in(folder)
+        found = [answer for answer in called if answer not in OPEN_ANSWERS]
+        stale = sorted(set(OPEN_ANSWERS) - set(called))
+        if stale:
+            raise HandoutError(f"OPEN_ANSWERS in tools/grading/make_handout.py names {', '.join(stale)}, "
+                               f"which answers no TODO any more; drop it there")
     if found:
         raise HandoutError(
             f"the handout would hold reference code ({', '.join(found)}); nothing was written"
