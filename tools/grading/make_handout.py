@@ -15,7 +15,10 @@ tests, no tools, none of the grader's oracles (tools/grading/oracles.py). After
 writing, the build reads every file it wrote and stops if one holds an answer
 region's marker, sits in a reference folder, or defines a function shaped as
 an answer: a function of solutions/ that holds an answer region, or an oracle,
-even renamed (answer_copies). It is
+even renamed, whole or among a given function's own statements (answer_copies).
+Then it calls them: a function the handout ships that passes a TODO's public
+tests in the TODO's place answers it by call, whatever its name and code
+(answers_by_call; OPEN_ANSWERS names the ones still shipped, and why). It is
 built in a folder beside DIR and moved into place only when it is complete,
 so a failed build leaves DIR as it was.
 """
