@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
+
+import numpy as np
 
 from academy_llm import corpus_pages, corpus_questions, embed, top_k_each
 from labkit.uncertainty import NOT_SHOWN, Interval, claim, mean_interval, paired_difference
@@ -74,14 +76,39 @@ def recall_of_chunks(chunks_by_page: dict, k: int = 5, split: str = "test") -> R
     chunks = [(page, chunk) for page, page_chunks in chunks_by_page.items() for chunk in page_chunks]
     questions = corpus_questions(split)
     ranked = top_k_each(embed([q["question"] for q in questions]), embed([c.embedding_text for _, c in chunks]), k)
-    scores, read = [], []
-    for question, top in zip(questions, ranked):
-        spans = gold_spans(question)
-        held = sum(any(chunks[row][0] == page and chunks[row][1].start <= start and end <= chunks[row][1].end
-                       for row, _ in top) for page, start, end in spans)
-        scores.append(held / len(spans))
-        read.append(sum(chunks[row][1].n_tokens for row, _ in top))
-    return Recall(k, tuple(q["kind"] for q in questions), tuple(scores), tuple(read))
+    found = [[(chunks[row][0], chunks[row][1].start, chunks[row][1].end) for row, _ in top] for top in ranked]
+    read = [sum(chunks[row][1].n_tokens for row, _ in top) for top in ranked]
+    return Recall(k, tuple(q["kind"] for q in questions), tuple(answer_shares(questions, found)), tuple(read))
+
+
+def answer_shares(questions: list[dict], found: list[list[tuple]]) -> list[float]:
+    """For each of the corpus's questions, the share of its answer spans (gold_spans) that one of the
+    spans it reads, found[i] = [(doc_id, start, end), ...], holds whole: every lab's recall, whatever
+    a question reads (its top k, or what fits in a budget). One table for the whole split: a row per
+    answer span, a column per span read, yes where both are the same question's and the same page's
+    and the read span holds both ends; a question's share is its rows with a yes over its rows."""
+    gold = columns([(number, *span) for number, question in enumerate(questions) for span in gold_spans(question)])
+    read = columns([(number, *span) for number, spans in enumerate(found) for span in spans])
+    table = ((gold.owner[:, None] == read.owner) & (gold.page[:, None] == read.page)
+             & (read.start <= gold.start[:, None]) & (gold.end[:, None] <= read.end))
+    held = np.bincount(gold.owner, weights=table.any(axis=1), minlength=len(questions))
+    return (held / np.bincount(gold.owner, minlength=len(questions))).tolist()
+
+
+class Spans(NamedTuple):
+    """Spans of several questions as columns: whose (the question's number), page, start, end."""
+
+    owner: np.ndarray
+    page: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+
+def columns(rows: list[tuple]) -> Spans:
+    """(owner, page, start, end) rows as Spans, none at all included."""
+    table = np.array(rows, dtype=object).reshape(-1, 4)
+    return Spans(table[:, 0].astype(np.int64), table[:, 1].astype(str), table[:, 2].astype(np.int64),
+                 table[:, 3].astype(np.int64))
 
 
 def compare_retrieval(step: int, chunkers: dict, ours: str, k: int = 5) -> dict[str, Recall]:

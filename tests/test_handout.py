@@ -14,6 +14,7 @@ import json
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,7 @@ def load_make_handout():
 
 
 make_handout = load_make_handout()
+pytestmark = pytest.mark.timeout(300)  # the build probes every function the handout ships, in a process of its own
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +122,92 @@ def test_the_answer_scan_finds_a_hint_that_is_an_answer(tmp_path):
     (tmp_path / "labs" / "hints" / "rag11.json").write_text(json.dumps(hints), encoding="utf-8")
     assert make_handout.hint_answers(tmp_path) == [
         "labs/hints/rag11.json: reciprocal_rank_fusion hint 3 (rag11-hybrid-search's reciprocal_rank_fusion)"]
+
+
+PLANTED = """\
+import re
+
+
+def share_found(read, wanted, depth):
+    \"\"\"rag8's recall_at_k under another name, written another way.\"\"\"
+    top = read[:depth]
+    held = [span for span in wanted if [h for h in top if h[0] == span[0] and h[1] <= span[1] <= span[2] <= h[2]]]
+    return len(held) / len(wanted)
+
+
+def spread(text, words, back=0):
+    \"\"\"rag4's word_windows under another name, with a while loop and word records of its own.\"\"\"
+    if not isinstance(text, str) or type(words) is not int or type(back) is not int:
+        raise TypeError("a text and whole numbers")
+    if words < 1 or back < 0 or back >= words:
+        raise ValueError("bad sizes")
+    found = list(re.finditer(r"\\S+", text))
+    pieces, first = [], 0
+    while first < len(found):
+        last = min(first + words, len(found)) - 1
+        pieces.append((found[first].start(), found[last].end()))
+        if last == len(found) - 1:
+            break
+        first += words - back
+    return [make(text, a, b) for a, b in pieces]
+
+
+def make(text, start, end):
+    from academy_llm import make_chunk
+    return make_chunk(text, start, end)
+
+
+def markdown_pieces(text, budget, overlap=0):
+    \"\"\"The course's CommonMark chunker standing on rag5's reference: rag6's markdown_chunks by call,
+    though its chunks are not the reference's on every page.\"\"\"
+    from academy_llm import COURSE_ROOT
+    from labkit import load_lab
+    from labkit.markdown_chunking import RobustMarkdown
+    return RobustMarkdown(load_lab("rag5", COURSE_ROOT / "solutions")).markdown_chunks(text, budget, overlap)
+
+
+def unrelated(text, words, back=0):
+    \"\"\"Takes the same arguments, answers something else.\"\"\"
+    return [text[:words]]
+"""
+
+
+def test_the_answer_scan_finds_an_answer_inside_a_given_function(tmp_path):
+    """An answer region pasted among a given function's own statements (in a loop of a report, say)
+    is found: a copy need not be a function of its own."""
+    solution = (ROOT / "solutions" / "rag8-evaluate-chunking.py").read_text(encoding="utf-8")
+    start = solution.index("    retrieved = merged(hits[:k])")
+    region = textwrap.dedent(solution[start:solution.index("    # END SOLUTION", start)])
+    (tmp_path / "labkit").mkdir()
+    (tmp_path / "labkit" / "report.py").write_text(
+        "def report(pages, hits, gold, k):\n    print(len(pages))\n    for page in pages:\n        print(page)\n"
+        + textwrap.indent(region, "        "), encoding="utf-8")
+    assert make_handout.answer_copies(tmp_path) == [
+        "labkit/report.py: report (rag8-evaluate-chunking's precision_and_iou)"]
+
+
+def test_the_answer_probe_finds_an_answer_in_another_form(tmp_path):
+    """A shipped function that passes a TODO's public tests in its place is an answer, whatever its
+    name and form: rag8's recall and rag4's windows rewritten, and a chunker that keeps rag6's
+    promises with chunks of its own."""
+    (tmp_path / "labkit").mkdir()
+    (tmp_path / "labkit" / "helpers.py").write_text(PLANTED, encoding="utf-8")
+    found = make_handout.answers_by_call_in(tmp_path)
+    assert "labkit/helpers.py: share_found (rag8's recall_at_k)" in found, found
+    assert "labkit/helpers.py: spread (rag4's word_windows)" in found, found
+    assert "labkit/helpers.py: markdown_pieces (rag6's markdown_chunks)" in found, found
+    assert not [line for line in found if "unrelated" in line or ": make " in line], found
+
+
+def test_the_share_of_answers_held_whole_is_given_once(handout):
+    """The course's recall (the share of answer spans one chunk read holds whole) is one given
+    function, computed for a whole split at once, not a question's loop a rag8 student could paste as
+    recall_at_k; the lessons call it rather than repeating it."""
+    assert "def answer_shares(" in (handout / "labkit" / "retrieval.py").read_text(encoding="utf-8")
+    for path in sorted((handout / "labkit").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        assert "def recall_within(spans, question)" not in source, path
+        assert "held / len(spans)" not in source and "/ len(answers)" not in source, path
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -25,7 +25,7 @@ from labkit.lessons.rag8 import within_budget
 from labkit.markdown import body_start_of, split_lines
 from labkit.seams import SEAMS
 from labkit.token_index import TokenIndex
-from labkit.retrieval import KINDS, gold_spans
+from labkit.retrieval import Recall, answer_shares
 from labkit.uncertainty import NOT_SHOWN, claim, mean_interval, paired_difference, signed
 
 TITLE = "Orbit docs"
@@ -294,18 +294,6 @@ def window_around(text, parent, unit, room):
 
 # ---- the report: recall at equal reading cost, by kind, with intervals -------------------------
 
-def recall_within(spans, question):
-    """The share of the question's answer spans that one handed-over span holds whole."""
-    answers = gold_spans(question)
-    return sum(any(d == page and s <= start and end <= e for d, s, e in spans)
-               for page, start, end in answers) / len(answers)
-
-
-def scores_of(questions, found):
-    """Each question's recall within the budget, in order."""
-    return [recall_within(spans, question) for question, spans in zip(questions, found)]
-
-
 def recommended_hits(questions, embedder=None, budget_tokens=BUDGET_TOKENS):
     """For each question, the course's recommended chunks (ROWS) best first, while they fit in the budget."""
     chunks = [(page, chunk) for page, found in ground.chunks(ROWS).items() for chunk in found]
@@ -316,13 +304,9 @@ def recommended_hits(questions, embedder=None, budget_tokens=BUDGET_TOKENS):
 
 
 def by_kind(questions, scores):
-    """{kind: its questions' scores} for "all" and each kind the questions have."""
-    kinds = {"all": list(scores)}
-    for kind in KINDS:
-        values = [score for question, score in zip(questions, scores) if question["kind"] == kind]
-        if values:
-            kinds[kind] = values
-    return kinds
+    """{kind: its questions' scores} for "all", then each kind the questions have (a Recall's split)."""
+    recall = Recall(BUDGET_TOKENS, tuple(question["kind"] for question in questions), tuple(scores), ())
+    return {kind: recall.of(kind) for kind in ("all", *(kind for kind in recall.by_kind() if kind != "all"))}
 
 
 def print_table(questions, scores, baseline):
@@ -368,7 +352,7 @@ def compare_methods(questions, found, embedder=None):
     budget by kind; then what the data shows about small to big."""
     found = dict(found)
     found["rag7 rows"] = recommended_hits(questions, embedder)
-    scores = {name: scores_of(questions, spans) for name, spans in found.items()}
+    scores = {name: answer_shares(questions, spans) for name, spans in found.items()}
     print(f"\n2. Recall within {BUDGET_TOKENS:,} retrieved tokens, by kind ({len(questions)} test questions, "
           f"{describe_embedder(embedder)}), each with its 95% interval")
     print_table(questions, scores, "small to big")
@@ -387,7 +371,7 @@ def compare_methods(questions, found, embedder=None):
 def parent_dial(questions, found_by_value):
     """The dial: recall within the budget at each parent size ({tokens: each question's spans}), with its
     interval, each step to the next paired, and the sentence the intervals support."""
-    scores = {value: scores_of(questions, found) for value, found in found_by_value.items()}
+    scores = {value: answer_shares(questions, found) for value, found in found_by_value.items()}
     print(f"   {'parent tokens':>14} {'recall within ' + format(BUDGET_TOKENS, ',') + ' [95%]':>32} "
           f"{'spans read':>11}")
     for value, values in scores.items():

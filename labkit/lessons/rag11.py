@@ -18,7 +18,7 @@ from academy_llm import DEFAULT_EMBEDDER, count_tokens, describe_embedder, embed
 from labkit.cases import Case, Invariants, returns
 from labkit.lessons import rag10 as lesson10
 from labkit.lessons.dial import say
-from labkit.retrieval import gold_spans
+from labkit.retrieval import answer_shares, gold_spans
 from labkit.uncertainty import NOT_SHOWN, mean_interval, paired_difference
 
 DEPTH = lesson10.DEPTH  # how many units of each ranking are fused and read, at most
@@ -93,8 +93,8 @@ def weight_dial(dev, test, found, weights):
     """The dial: recall within the budget at each weight of meaning, on dev and on test ({weight: (dev
     spans, test spans)}); the weight dev chooses (its best mean), and whether dev shows it better than
     meaning alone (weight 1) and than words alone (0). Returns the chosen weight."""
-    dev_scores = {w: lesson10.scores_of(dev, found[w][0]) for w in weights}
-    test_scores = {w: lesson10.scores_of(test, found[w][1]) for w in weights}
+    dev_scores = {w: answer_shares(dev, found[w][0]) for w in weights}
+    test_scores = {w: answer_shares(test, found[w][1]) for w in weights}
     print(f"   {'weight of meaning':>18} {f'dev ({len(dev)}) [95%]':>22} {f'test ({len(test)}) [95%]':>22}")
     for weight in weights:
         print(f"   {weight:>18} {mean_interval(dev_scores[weight]).plain():>22} "
@@ -136,7 +136,7 @@ def groups(questions, pages, terms_of):
 def compare_methods(questions, found, chosen, pages, terms_of, embedder=None):
     """Recall within the budget by kind on test, each method against meaning alone; then, by group of
     question, what fusion buys over meaning alone, in the sentences the intervals support."""
-    scores = {name: lesson10.scores_of(questions, spans) for name, spans in found.items()}
+    scores = {name: answer_shares(questions, spans) for name, spans in found.items()}
     print(f"\n3. Recall within {BUDGET_TOKENS:,} retrieved tokens, by kind ({len(questions)} test questions, "
           f"{describe_embedder(embedder)}), each with its 95% interval")
     lesson10.print_table(questions, scores, "meaning")

@@ -29,7 +29,7 @@ from labkit.lessons.dial import say
 from labkit.lessons.rag8 import within_budget
 from labkit.markdown import front_matter
 from labkit.plots import show_figure
-from labkit.retrieval import KINDS, Recall, gold_spans
+from labkit.retrieval import KINDS, Recall, answer_shares
 from labkit.semantic import pair_scores, scores_with_later, sentence_spans
 from labkit.token_index import TokenIndex
 from labkit.uncertainty import NOT_SHOWN, claim, paired_difference
@@ -213,16 +213,12 @@ def recall_within(chunks_by_page: dict, budget: int = READ_BUDGET, split: str = 
     questions = corpus_questions(split)
     depth = min(len(chunks), budget)  # a chunk holds a token at least
     ranked = top_k_each(embed([q["question"] for q in questions]), embed([c.embedding_text for _, c in chunks]), depth)
-    scores, read = [], []
-    for question, top in zip(questions, ranked):
+    found, read = [], []
+    for top in ranked:
         taken = within_budget([chunks[row] for row, _ in top], [chunks[row][1].n_tokens for row, _ in top], budget)
-        used = sum(chunk.n_tokens for _, chunk in taken)
-        spans = gold_spans(question)
-        held = sum(any(page == doc and c.start <= start and end <= c.end for page, c in taken)
-                   for doc, start, end in spans)
-        scores.append(held / len(spans))
-        read.append(used)
-    return Recall(budget, tuple(q["kind"] for q in questions), tuple(scores), tuple(read))
+        found.append([(page, chunk.start, chunk.end) for page, chunk in taken])
+        read.append(sum(chunk.n_tokens for _, chunk in taken))
+    return Recall(budget, tuple(q["kind"] for q in questions), tuple(answer_shares(questions, found)), tuple(read))
 
 
 def compare(semantic: dict, max_tokens: int) -> dict:

@@ -949,40 +949,37 @@ def surely_fits(text: str, start: int, end: int, budget: int) -> bool:
     return int(numbers[last] - numbers[first]) + straddles <= budget
 
 
-def whole_pieces(text: str, budget: int) -> list:
-    """[(start, end)] of the pieces rag5's split keeps whole at `budget`, found here from the lab's
-    prose: a span within budget is returned as it is; one over it is cut after every match of the
-    coarsest seam that occurs in it, and each piece still over budget is split with the finer seams.
-    A piece with no seam left (a long URL) may be cut anywhere, so it gives none."""
-    found = []
-
-    def split(start, end, level):
-        if surely_fits(text, start, end, budget):
-            found.append((start, end))
-            return
+def whole_piece_around(text: str, position: int, budget: int) -> tuple | None:
+    """(start, end) of the piece that rag5's split keeps whole at `budget` and that holds `position`
+    inside it, found from the lab's prose by walking down one piece a level from the whole text: a
+    span within budget is kept as it is; one over it is cut after every match of the coarsest seam
+    that occurs in it, and the walk goes on in the piece holding `position`, with the finer seams.
+    None where `position` is a cut, or lies in a piece with no seam left (a long URL may be cut
+    anywhere). A check of one position, not a chunker: it never looks at the pieces beside it."""
+    start, end, level = 0, len(text), 0
+    while not surely_fits(text, start, end, budget):
         for level in range(level, len(RAG5_SEAMS)):
             cuts = [m.end() for m in RAG5_SEAMS[level].finditer(text, start, end) if start < m.end() < end]
             if cuts:
-                for piece_start, piece_end in zip([start, *cuts], [*cuts, end]):
-                    split(piece_start, piece_end, level + 1)
-                return
-
-    if text:
-        split(0, len(text), 0)
-    return found
+                break
+        else:
+            return None
+        if position in cuts:
+            return None
+        number = bisect.bisect(cuts, position)
+        start, end, level = [start, *cuts][number], [*cuts, end][number], level + 1
+    return start, end
 
 
 def coarsest_seams(text: str, chunks, max_tokens: int, overlap: int = 0) -> None:
-    """No chunk ends inside a piece that rag5's split keeps whole (whole_pieces) at the packing
+    """No chunk ends inside a piece that rag5's split keeps whole (whole_piece_around) at the packing
     budget (packing_budget: max_tokens, less the room left for overlap): a chunk ends at a finer
     seam only where the coarser piece around it is over budget. Overlap moves starts, never ends."""
     budget = packing_budget(text, max_tokens, overlap)
-    pieces = whole_pieces(text, budget)
-    piece_starts = [start for start, _ in pieces]
     for chunk in chunks:
-        number = bisect.bisect_left(piece_starts, chunk.end) - 1
-        if number >= 0 and pieces[number][0] < chunk.end < pieces[number][1]:
-            start, end = pieces[number]
+        piece = whole_piece_around(text, chunk.end, budget) if 0 < chunk.end < len(text) else None
+        if piece and piece[0] < chunk.end < piece[1]:
+            start, end = piece
             raise AssertionError(
                 f"{name(chunk)} ends at {chunk.end}, inside {short(text[start:end], 40)} at [{start}, {end}), "
                 f"which fits in {budget} tokens: cut at the coarsest seam that fits (a paragraph before a "

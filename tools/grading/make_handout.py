@@ -15,8 +15,11 @@ tests, no tools, none of the grader's oracles (tools/grading/oracles.py). After
 writing, the build reads every file it wrote and stops if one holds an answer
 region's marker, sits in a reference folder, or defines a function shaped as
 an answer: a function of solutions/ that holds an answer region, or an oracle,
-even renamed (answer_copies), or holds a hint that is such an answer in code
-(hint_answers). It is
+even renamed, whole or among a given function's own statements (answer_copies),
+or a hint that is such an answer in code (hint_answers). Then it calls them: a
+function the handout ships that passes a TODO's public tests in the TODO's place
+answers it by call, whatever its name and code (answers_by_call; OPEN_ANSWERS
+names the ones still shipped, and why). It is
 built in a folder beside DIR and moved into place only when it is complete,
 so a failed build leaves DIR as it was.
 """
@@ -364,14 +367,46 @@ class Shaped(ast.NodeTransformer):
         return ast.copy_location(ast.arg(arg="_"), node)
 
 
-def shape(statements: list) -> str | None:
-    """The shape of a run of statements (docstring dropped), or None when it is too short to tell."""
+def shape(statements: list) -> tuple | None:
+    """The shape of a run of statements (docstring dropped), a statement's shape each, or None when it
+    is too short to tell."""
     if statements and isinstance(statements[0], ast.Expr) and isinstance(statements[0].value, ast.Constant):
         statements = statements[1:]
     if sum(1 for statement in statements for _ in ast.walk(statement)) < SHORTEST_ANSWER:
         return None
-    return ast.dump(ast.Module(body=[Shaped().visit(ast.parse(ast.unparse(s)).body[0]) for s in statements],
-                               type_ignores=[]), annotate_fields=False)
+    return tuple(ast.dump(Shaped().visit(ast.parse(ast.unparse(s)).body[0]), annotate_fields=False)
+                 for s in statements)
+
+
+def blocks(function) -> list[list]:
+    """Every run of statements a function holds: its body, and the body of each loop, branch, `with`
+    and `try` in it, however deep."""
+    found = []
+    for node in ast.walk(function):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list) and statements and isinstance(statements[0], ast.stmt):
+                found.append(statements)
+        found += [handler.body for handler in getattr(node, "handlers", [])]
+    return found
+
+
+def held_answer(function, shapes: dict) -> str | None:
+    """What answer `function` holds: its whole body shaped as one, or any run of statements inside it
+    (a given function that does an answer's work among its own), or None."""
+    whole = shapes.get(shape(function.body))
+    if whole:
+        return whole
+    lengths = {len(found) for found in shapes}
+    for statements in blocks(function):
+        shaped = [ast.dump(Shaped().visit(ast.parse(ast.unparse(s)).body[0]), annotate_fields=False)
+                  for s in statements]
+        for length in lengths:
+            for first in range(len(shaped) - length + 1):
+                what = shapes.get(tuple(shaped[first:first + length]))
+                if what:
+                    return what
+    return None
 
 
 def functions(tree: ast.AST) -> list:
@@ -405,7 +440,8 @@ def answer_shapes() -> dict:
 
 def answer_copies(folder: Path) -> list[str]:
     """Every function of the handout's Python files shaped as an answer (given code in a lab too), or
-    named as one of the grader's oracles: 'labkit/x.py: name (rag8's paired_bootstrap)'."""
+    holding one among its own statements, or named as one of the grader's oracles:
+    'labkit/x.py: name (rag8's paired_bootstrap)'."""
     shapes = answer_shapes()
     oracles = {function.name for function in functions(ast.parse(ORACLES.read_text(encoding="utf-8")))}
     found = []
@@ -414,7 +450,7 @@ def answer_copies(folder: Path) -> list[str]:
         if path.suffix != ".py":
             continue
         for function in functions(ast.parse(path.read_text(encoding="utf-8"), name)):
-            what = shapes.get(shape(function.body)) or (
+            what = held_answer(function, shapes) or (
                 f"the grader's {function.name}" if function.name in oracles else None)
             if what:
                 found.append(f"{name}: {function.name} ({what})")
@@ -438,9 +474,314 @@ def hint_answers(folder: Path) -> list[str]:
     return found
 
 
+# ---- answers by call: a shipped function that returns what a TODO returns ---------------------
+
+PROBES_PER_TODO = 16  # a TODO's public calls kept as probes: enough to tell an answer from a look-alike
+CALL_SECONDS = 2  # a shipped function probed longer than this is no answer the probes can see
+TESTS_SECONDS = 60  # the public tests of one TODO, with a shipped function in its place
+PROBED_FILES = ("academy_llm.py", "labkit/**/*.py", "tools/grading/*.py", "tests/*.py", "labs/rag*.py")
+NOT_PROBED = {"tools/grading/worker.py"}  # the grader's worker, a script that reads its task on import
+
+
+# Answers by call the handout still ships, each with why, until the course gives what a later lab
+# needs in a form that does not answer: the build refuses any other, and an entry that no longer
+# answers (answers_by_call), so the list only shrinks.
+OPEN_ANSWERS = {
+    "labs/rag6-markdown-chunking.py: robust_markdown_chunks (rag6's markdown_chunks)":
+        "rag7's header_chunks, rag6's real-files report and `chunking-labs compare` stand on the course's "
+        "CommonMark chunker, which keeps rag6's promises: a student's one-line call of it passes rag6's "
+        "public tests of markdown_chunks",
+}
+
+
+class Probe(NamedTuple):
+    """One call a lab's public tests make of a TODO, with what the reference answers (`plain`)."""
+
+    args: tuple
+    keywords: dict
+    outcome: tuple  # ("value", plain result) or ("raises", the exception's class name)
+
+
+def todo_names() -> dict[str, list[str]]:
+    """{lab ("rag8"): the module-level functions of its reference that hold an answer region}."""
+    todos = {}
+    for path in sorted((ROOT / "solutions").glob("rag*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        todos[path.stem.split("-")[0]] = [
+            node.name for node in tree.body if isinstance(node, ast.FunctionDef)
+            and any(f"# {REFERENCE_MARKERS[0]}" in line for line in
+                    ast.get_source_segment(path.read_text(encoding="utf-8"), node).splitlines())]
+    return todos
+
+
+def plain(value, depth: int = 0):
+    """`value` as plain data to compare answers by: numbers rounded, sequences as tuples, a chunk or
+    span object as its (start, end), a record as its fields; what is none of these, as its type."""
+    import numpy
+
+    if depth > 6:
+        return ("deep",)
+    if isinstance(value, (bool, int, str, type(None))):
+        return value
+    if isinstance(value, (float, numpy.floating)):
+        return round(float(value), 9)
+    if isinstance(value, numpy.integer):
+        return int(value)
+    if isinstance(value, numpy.ndarray):
+        return plain(value.tolist(), depth + 1)
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return tuple(plain(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return tuple(sorted((repr(key), plain(item, depth + 1)) for key, item in value.items()))
+    if hasattr(value, "start") and hasattr(value, "end"):
+        return ("span", plain(value.start, depth + 1), plain(value.end, depth + 1))
+    fields = getattr(value, "_fields", None) or list(getattr(value, "__dataclass_fields__", {}))
+    if fields:
+        return tuple(plain(getattr(value, field), depth + 1) for field in fields)
+    return ("object", type(value).__name__)
+
+
+def is_data(value, depth: int = 0) -> bool:
+    """Whether `value` may be handed to any function the handout ships: data, and objects of the
+    course's modules (a Chunk, a TokenIndex), not an object of a lab's own class (rag6's Block),
+    which only that lab's functions take."""
+    if depth > 6:
+        return False
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return all(is_data(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return all(is_data(key, depth + 1) and is_data(item, depth + 1) for key, item in value.items())
+    return not type(value).__module__.startswith("lab_") and not callable(value)
+
+
+def outcome(function, args: tuple, keywords: dict) -> tuple:
+    """What `function` answers to a call: ("value", plain result) or ("raises", class name)."""
+    import copy
+
+    try:
+        return ("value", plain(function(*copy.deepcopy(args), **copy.deepcopy(keywords))))
+    except Exception as error:  # a probe's error is an outcome to compare, as a test's pytest.raises is
+        return ("raises", type(error).__name__)
+
+
+def recorded_probes(lab: str, names: list[str]) -> dict[str, list[Probe]]:
+    """{TODO name: the calls the lab's public tests make of it with data only, and the reference's
+    outcomes}, from a run of the public tests on the reference lab."""
+    import copy
+    import inspect
+
+    from labkit import load_lab
+    from labkit.public_tests import lab_functions
+
+    module = load_lab(lab, ROOT / "solutions")
+    namespace = dict(vars(module))
+    probes = {name: {} for name in names}
+
+    def recording(name, function):
+        def call(*args, **keywords):
+            kept = probes[name]
+            if len(kept) < PROBES_PER_TODO and is_data(args) and is_data(keywords):
+                key = repr((args, sorted(keywords.items())))
+                if key not in kept:
+                    kept[key] = Probe(copy.deepcopy(args), copy.deepcopy(keywords), outcome(function, args, keywords))
+            return function(*args, **keywords)
+        return call
+
+    for name in names:
+        namespace[name] = recording(name, namespace[name])
+    functions = lab_functions(namespace)
+    for call in test_calls(lab):
+        if hasattr(call.test, "hypothesis"):
+            continue  # drawn inputs: many calls, slow to make, and the written ones probe enough
+        arguments = dict(call.parameters)
+        if lab in inspect.signature(call.test).parameters:
+            arguments[lab] = functions
+        try:
+            call.test(**arguments)
+        except BaseException:  # the reference's own verdicts are not what is recorded here
+            pass
+    return {name: list(kept.values()) for name, kept in probes.items()}
+
+
+def shipped_functions(folder: Path) -> list[tuple[str, object]]:
+    """('labkit/x.py: name', function) for each function the handout's Python files define at their
+    top level, and each object's method they name there (a lab's `robust.markdown_chunks`), each file
+    loaded as a module of its own (a lab without running its demo)."""
+    import importlib.util
+    import inspect
+
+
+    found = []
+    for number, path in enumerate(sorted({p for pattern in PROBED_FILES for p in folder.glob(pattern)
+                                          if not NOT_COURSE_FILES & set(p.parts)})):
+        where = path.relative_to(folder).as_posix()
+        if where in NOT_PROBED:
+            continue
+        try:
+            if where.startswith("labs/"):
+                module = beside_the_reference(path)
+            else:
+                spec = importlib.util.spec_from_file_location(f"_shipped_{number}", path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[spec.name] = module
+                spec.loader.exec_module(module)
+        except Exception as error:
+            raise HandoutError(f"{where} cannot be imported to probe it ({type(error).__name__}: {error})") from error
+        found += [(f"{where}: {name}", value) for name, value in vars(module).items()
+                  if inspect.ismethod(value) or inspect.isfunction(value) and value.__module__ == module.__name__]
+    return found
+
+
+def form(value):
+    """The form of a plain value, its data left out: ("seq", form of its first item), "span", a
+    number's, a text's, a record's fields' forms."""
+    if isinstance(value, bool) or value is None:
+        return type(value).__name__
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    if value and value[0] == "span":
+        return "span"
+    if value and value[0] == "object":
+        return value
+    return ("seq", form(value[0]) if value else None)
+
+
+def alike(got: tuple, expected: tuple) -> bool:
+    """Whether a probe's outcome is of the reference's kind: a value of the same form where it
+    returns one (chunks where it returns chunks), the same exception where it raises."""
+    if got[0] == expected[0] == "value":
+        return form(got[1]) == form(expected[1]) or not (got[1] and expected[1])
+    return got == expected
+
+
+def test_calls(lab: str, kept: dict = {}) -> list:  # noqa: B006 (a cache: each test file is loaded once)
+    """The public test calls of `lab` (labkit.public_tests), loaded once in this process."""
+    from labkit.public_tests import public_test_calls
+
+    if lab not in kept:
+        kept[lab] = public_test_calls(lab)
+    return kept[lab]
+
+
+def passes_public_tests(lab: str, name: str, function) -> bool:
+    """Whether the public tests of `lab` charged to its TODO `name` all pass with `function` in its
+    place (the rest of the lab the reference's): the points a student would earn by calling it."""
+    import inspect
+
+    from labkit import load_lab
+    from labkit.public_tests import lab_functions
+
+    calls = [call for call in test_calls(lab) if call.function == name]
+    functions = lab_functions({**vars(load_lab(lab, ROOT / "solutions")), name: function})
+    for call in calls:
+        arguments = dict(call.parameters)
+        if lab in inspect.signature(call.test).parameters:
+            arguments[lab] = functions
+        try:
+            call.test(**arguments)
+        except BaseException:  # pytest's outcomes too: any way a test ends but passing
+            return False
+    return bool(calls)
+
+
+def beside_the_reference(path: Path):
+    """A lab of the handout loaded as a student who finished the labs before it has it: the earlier
+    labs it loads (rag6's rag5, on which its given chunker stands) are the reference's."""
+    from labkit import load_lab
+
+    folder = Path(tempfile.mkdtemp(prefix="labs-", dir=Path.cwd()))  # in answers_by_call_in's scratch folder
+    for lab in (ROOT / "solutions").glob("rag*.py"):
+        shutil.copyfile(lab, folder / lab.name)
+    shutil.copyfile(path, folder / path.name)
+    return load_lab(path.stem.split("-")[0], folder)
+
+
+def answers_by_call(folder: Path) -> list[str]:
+    """Every function the handout ships that, called in a TODO's place, passes every public test of
+    that TODO, under any name or form: 'labkit/x.py: name (rag8's recall_at_k)'. Probed first on the
+    TODO's public calls with data (recorded_probes): a function that returns where the reference
+    returns and raises what it raises is then put in the TODO's place and its tests run. A TODO
+    whose probes all answer alike is not probed: a constant is no answer."""
+    import contextlib
+    import inspect
+    import io
+    import signal
+
+    def too_long(*_):
+        raise TimeoutError("probe took too long")
+
+    signal.signal(signal.SIGALRM, too_long)
+    probes = {(lab, name): found for lab, names in todo_names().items()
+              for name, found in recorded_probes(lab, names).items()}
+    probes = {todo: found for todo, found in probes.items()
+              if len({probe.outcome for probe in found}) >= 2 and any(p.outcome[0] == "value" for p in found)}
+    found = []
+    for where, function in shipped_functions(folder):
+        try:
+            signature = inspect.signature(function)
+        except (TypeError, ValueError):
+            continue
+        for (lab, name), todo_probes in probes.items():
+            if where.startswith(f"labs/{lab}-") and where.endswith(f": {name}"):
+                continue  # the TODO itself
+            try:
+                for probe in todo_probes:
+                    signature.bind(*probe.args, **probe.keywords)
+            except TypeError:
+                continue
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                answers = True
+                for probe in todo_probes:
+                    signal.alarm(CALL_SECONDS)
+                    try:
+                        answers = alike(outcome(function, probe.args, probe.keywords), probe.outcome)
+                    except BaseException:  # a probe that exits or runs out of time answers nothing
+                        answers = False
+                    finally:
+                        signal.alarm(0)
+                    if not answers:
+                        break
+                if answers:
+                    signal.alarm(TESTS_SECONDS)
+                    try:
+                        answers = passes_public_tests(lab, name, function)
+                    except BaseException:
+                        answers = False
+                    finally:
+                        signal.alarm(0)
+            if answers:
+                found.append(f"{where} ({lab}'s {name})")
+    return found
+
+
+def answers_by_call_in(folder: Path) -> list[str]:
+    """answers_by_call in a process of its own, from a folder of its own: the probed functions
+    run there, with the handout first on the path, and leave nothing behind in this one."""
+    with tempfile.TemporaryDirectory() as scratch:
+        done = subprocess.run(
+            [sys.executable, __file__, "--answers-by-call", str(folder)], cwd=scratch, capture_output=True,
+            text=True, timeout=600,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                [str(folder), str(folder / "tools" / "grading"), str(folder / "tests"), str(ROOT)])})
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise HandoutError(f"probing the handout's functions failed: {reason}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def check_no_reference_code(folder: Path) -> None:
-    """Stop before anything is committed or put in place if reference code, or an answer, got in."""
+    """Stop before anything is committed or put in place if reference code, or an answer, got in:
+    in a reference file, in a function shaped as one, or in a function that answers as one."""
     found = reference_code(folder) + answer_copies(folder) + hint_answers(folder)
+    if not found:
+        called = answers_by_call_in(folder)
+        found = [answer for answer in called if answer not in OPEN_ANSWERS]
+        stale = sorted(set(OPEN_ANSWERS) - set(called))
+        if stale:
+            raise HandoutError(f"OPEN_ANSWERS in tools/grading/make_handout.py names {', '.join(stale)}, "
+                               f"which answers no TODO any more; drop it there")
     if found:
         raise HandoutError(
             f"the handout would hold reference code ({', '.join(found)}); nothing was written"
@@ -515,6 +856,9 @@ def report(summary: Summary) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--answers-by-call"]:  # answers_by_call_in's own process
+        print(json.dumps(answers_by_call(Path(argv[1]))))
+        return 0
     parser = argparse.ArgumentParser(description="Write the course's student handout to DIR.")
     parser.add_argument("dir", metavar="DIR", help="a new or empty folder")
     parser.add_argument("--force", action="store_true", help="replace what DIR holds")
