@@ -165,7 +165,8 @@ def pages_with_steps(draw):
 
 @pytest.mark.grades("markdown_chunks")
 @check.hidden_seed
-@given(text=pages_with_steps(), window=st.integers(4, 40).flatmap(lambda m: st.tuples(st.just(m), st.integers(0, m // 2))))
+@given(text=pages_with_steps(),
+       window=st.integers(4, 40).flatmap(lambda m: st.tuples(st.just(m), st.integers(0, m // 2))))
 def test_markdown_chunks_hidden_fences_in_steps(rag6, text, window):
     max_tokens, overlap = window
     chunks = rag6.markdown_chunks(text, max_tokens, overlap)
