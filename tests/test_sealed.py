@@ -94,3 +94,13 @@ def test_the_lab_s_own_check_refuses_the_given_code_too(tmp_path):
     assert set(given_code.ANSWERED) <= failed, failed
     assert any("GivenAnswer" in failure.reason for failure in failures)
     assert namespace["scan_blocks"].__module__ == "labkit.markdown_chunking"  # put back after the check
+
+
+def test_no_worker_reads_the_peers_the_benchmarks_measure():
+    """Another library's chunker (a recursive splitter, a semantic chunker) does rag5's or rag9's TODOs; where
+    the benchmarks' peers are installed, a worker must not import them, as it must not import the judges."""
+    sys.path.insert(0, str(ROOT / "tools" / "grading"))
+    import confine
+    from labkit.compare import PEER_PACKAGES
+
+    assert set(PEER_PACKAGES) <= set(confine.HIDDEN_PACKAGES)
