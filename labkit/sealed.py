@@ -22,7 +22,7 @@ import importlib
 # lab -> {module: names of its functions (Class.method for a method) that do a TODO of the lab}
 ANSWERS = {
     "rag6": {
-        "labkit.markdown": ("Scanner.scan", "regions_to_keep_whole", "regions_by_kind", "cut_regions"),
+        "labkit.markdown": ("Scanner.scan", "regions_to_keep_whole", "regions_by_kind"),
         "labkit.markdown_chunking": (
             "scan_blocks", "read_document", "sections_of", "fold_tiny_parents", "pieces_of", "seam_pieces",
             "glue_headings", "repack_exactly", "pack_exactly", "section_chunks", "RobustMarkdown.read_document",
