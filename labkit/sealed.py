@@ -9,7 +9,9 @@ the fences are: each would earn its points with nothing written.
 
 So while a lab is judged, the given functions that do its TODOs' work raise instead (GivenAnswer,
 naming the function): in the grader's worker for the whole run (tools/grading/worker.py seals them
-before the lab is loaded), and in the lab's own last check while it runs the public tests
+before the lab is loaded, and refuses, with a flag, any reading of their modules' files after,
+which a reload or an executed copy of the module would need), and in the lab's own last check while
+it runs the public tests
 (labkit/public_tests.py), so that the lab's check and the grader decide alike. The lab's own
 report, which shows the given code beside the student's, runs unsealed. ANSWERS lists them by lab;
 tests/test_sealed.py grades a lab whose TODOs call them and checks it earns nothing for them.
@@ -18,6 +20,7 @@ tests/test_sealed.py grades a lab whose TODOs call them and checks it earns noth
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 # lab -> {module: names of its functions (Class.method for a method) that do a TODO of the lab}
 ANSWERS = {
@@ -70,3 +73,13 @@ def seal(lab: str, namespace: dict | None = None):
                 setattr(owner, attribute, original)
 
     return restore
+
+
+def files(lab: str) -> list[str]:
+    """The source and bytecode files of the modules sealed for `lab`: read again (a reload, a copy
+    executed), they would give the lab back what seal() took; the grader's worker refuses them."""
+    found = []
+    for module_name in ANSWERS.get(lab, {}):
+        source = importlib.import_module(module_name).__file__
+        found += [source, importlib.util.cache_from_source(source)]
+    return found

@@ -47,14 +47,15 @@ def test_every_sealed_name_is_there_and_comes_back():
             assert vars(getattr(module, owner) if owner else module)[attribute] is original, name
 
 
-def graded_rag6(lab_dir: Path, report: Path) -> dict:
-    """rag6's functions and their points, as the grader's pytest form gives them, hidden tests and all."""
+def graded_rag6(lab_dir: Path, report: Path) -> tuple[dict, list]:
+    """rag6's functions and their points, as the grader's pytest form gives them, hidden tests and all, and
+    the report's flags."""
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *RAG6,
                            "--lab-dir", str(lab_dir), "--grade-json", str(report)],
                           cwd=ROOT, capture_output=True, text=True, env=dict(os.environ), timeout=900)
     assert done.returncode in (0, 1) and report.is_file(), done.stdout[-3000:] + done.stderr[-3000:]
-    return {name: found["earned"]
-            for name, found in json.loads(report.read_text(encoding="utf-8"))["labs"]["rag6"]["functions"].items()}
+    rag6 = json.loads(report.read_text(encoding="utf-8"))["labs"]["rag6"]
+    return {name: found["earned"] for name, found in rag6["functions"].items()}, rag6["flags"]
 
 
 def lab_folder(folder: Path, rag6_source: str) -> Path:
@@ -65,18 +66,23 @@ def lab_folder(folder: Path, rag6_source: str) -> Path:
     return folder
 
 
-@pytest.mark.heavy  # grades rag6 twice, hidden tests and all
+@pytest.mark.heavy  # grades rag6 three times, hidden tests and all
 @pytest.mark.timeout(900)
 def test_given_code_and_a_forgotten_rule_earn_nothing_for_what_they_skip(tmp_path):
     stub = (ROOT / "labs" / "rag6-markdown-chunking.py").read_text(encoding="utf-8")
     calling = lab_folder(tmp_path / "given", stub + given_code.SOURCE)
-    earned = graded_rag6(calling, tmp_path / "given.json")
+    earned, _ = graded_rag6(calling, tmp_path / "given.json")
     assert all(earned[name] == 0 for name in given_code.ANSWERED), earned
+
+    reloading = lab_folder(tmp_path / "reloaded", stub + given_code.SOURCE + given_code.RELOADED)
+    earned, flags = graded_rag6(reloading, tmp_path / "reloaded.json")
+    assert all(earned[name] == 0 for name in given_code.ANSWERED), earned
+    assert any("labkit/markdown.py" in flag and "sealed" in flag for flag in flags), flags
 
     reference = (ROOT / "solutions" / "rag6-markdown-chunking.py").read_text(encoding="utf-8")
     assert FORGOTTEN_RULE in reference
     forgetting = lab_folder(tmp_path / "forgot", reference.replace(FORGOTTEN_RULE, ""))
-    earned = graded_rag6(forgetting, tmp_path / "forgot.json")
+    earned, _ = graded_rag6(forgetting, tmp_path / "forgot.json")
     assert earned["read_blocks"] < 3 and earned["markdown_chunks"] < 2, earned
 
 

@@ -33,3 +33,23 @@ def verify(text, chunks):
             if start < chunk.start < end or start < chunk.end < end:
                 raise ValueError(f"a chunk cuts [{start}, {end})")
 '''
+
+# Then the seal undone: the sealed modules executed again from their files, which gives back their functions.
+# Before the worker refused those files, it earned markdown_chunks' 2 points and verify's 0.4 after the seal,
+# unflagged; now the reading is refused and flagged.
+RELOADED = '''
+
+# %%
+def _unsealed():
+    import importlib
+
+    import labkit.markdown
+    import labkit.markdown_chunking
+
+    importlib.reload(labkit.markdown)
+    return importlib.reload(labkit.markdown_chunking)
+
+
+def markdown_chunks(text, max_tokens, overlap=0):
+    return _unsealed().RobustMarkdown(rag5).markdown_chunks(text, max_tokens, overlap)
+'''
