@@ -1,10 +1,10 @@
 """Given code that does a lab's TODOs earns nothing (labkit/sealed.py), and the lab's own check says so too.
 
 rag6 imports labkit's CommonMark scanner and the course's robust chunker (it shows them beside the student's;
-rag7 and rag10 stand on them). A rag6 whose TODOs call them (tests/redteam/given_code.py) once earned 5.40 / 10.
+rag7 and rag10 stand on them). A rag6 whose TODOs call them (tests/redteam/given_code.py) earns 5.40 / 10 unsealed.
 A realistic mistake the lab's own check catches, a reader that keeps a fence inside a list item in the list (as
-CommonMark does, so the grader's parser agreed with it), once earned 10 / 10: the hidden tests now read such a
-fence as the lab's rule says, and cut such lists small.
+CommonMark does, so the grader's parser agrees with it), must lose points too: the hidden tests read such a fence
+as the lab's rule says, and cut such lists small.
 """
 
 import importlib

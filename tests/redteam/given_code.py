@@ -4,9 +4,9 @@ chunker (RobustMarkdown, which the lab runs beside the student's), verify asks l
 tables are (regions_by_kind). Nothing is written but the calls; pack_blocks stays a stub. Appended to rag6's
 stub, after its functions, so these are the ones the grader calls (tests/test_sealed.py).
 
-Before labkit/sealed.py it earned 5.40 / 10 (read_blocks 3 of 3, markdown_chunks 2 of 2, verify 0.4 of 2),
-the hidden tests included: they judge read_blocks by CommonMark's reading and markdown_chunks by what any good
-chunker keeps, and the given code is both."""
+Unsealed, it earns 5.40 / 10 (read_blocks 3 of 3, markdown_chunks 2 of 2, verify 0.4 of 2), the hidden
+tests included: they judge read_blocks by CommonMark's reading and markdown_chunks by what any good chunker
+keeps, and the given code is both."""
 
 ANSWERED = ("read_blocks", "markdown_chunks", "verify")  # the TODOs the given code does; pack_blocks stays a stub
 
@@ -34,9 +34,9 @@ def verify(text, chunks):
                 raise ValueError(f"a chunk cuts [{start}, {end})")
 '''
 
-# Then the seal undone: the sealed modules executed again from their files, which gives back their functions.
-# Before the worker refused those files, it earned markdown_chunks' 2 points and verify's 0.4 after the seal,
-# unflagged; now the reading is refused and flagged.
+# Then the seal undone: the sealed modules executed again from their files, which gives back their functions
+# (markdown_chunks' 2 points and verify's 0.4, unflagged, were the files readable); the worker refuses the
+# reading, and flags it.
 RELOADED = '''
 
 # %%
