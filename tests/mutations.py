@@ -144,6 +144,11 @@ MUTATIONS = [
         "",
     ),
     Mutation(
+        "rag6", "read_blocks", "a fence inside a list item stays in the list, as CommonMark reads it",
+        "return bool(NESTED_FENCE.match(following) or HEADING.match(following)",
+        "return bool(HEADING.match(following)",
+    ),
+    Mutation(
         "rag6", "read_blocks", "a fence never closed is one line long",
         "if close.match(lines[k].text)), len(lines) - 1)",
         "if close.match(lines[k].text)), i)",

@@ -50,9 +50,12 @@ USER_PROCESSES = 256  # RLIMIT_NPROC (threads count) of the dedicated user: a fo
 SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/certs/ca-certificates.crt")
 # The installed packages that would answer a TODO: the grader's judges (markdown-it-py answers rag6's rules,
-# bm25s rag11's weights, scipy rag8's bootstrap) and another Markdown parser (mistune, which nbconvert brings).
-# No worker reads them.
-HIDDEN_PACKAGES = ("markdown_it", "mdit_py_plugins", "mistune", "bm25s", "scipy")
+# bm25s rag11's weights, scipy rag8's bootstrap), another Markdown parser (mistune, which nbconvert brings), and
+# the chunkers and BM25s of other libraries: the peers `chunking-labs compare` and the benchmarks measure
+# (labkit.compare.PEER_PACKAGES, on a machine where they were installed) and their kin. No worker reads them.
+HIDDEN_PACKAGES = ("markdown_it", "mdit_py_plugins", "mistune", "bm25s", "scipy", "langchain_text_splitters",
+                   "langchain", "langchain_core", "llama_index", "semchunk", "chonkie", "semantic_text_splitter",
+                   "rank_bm25")
 DEVICES = ("/dev/null", "/dev/urandom")  # what a worker may open in /dev (it writes only to /dev/null)
 TMP_SIZE = 16 << 20  # bytes: the sandbox's /tmp (Landlock keeps writes out of it, where the kernel has it)
 SCRATCH_SIZE = 256 << 20  # bytes: the sandbox's scratch folder, a tmpfs that ends with it

@@ -51,6 +51,7 @@ sys.path[:0] = [CONFIG["course"], CONFIG["grading"]]  # academy_llm, labkit and 
 import academy_llm  # noqa: E402
 import labkit  # noqa: E402
 import labkit.loading  # noqa: E402
+import labkit.sealed  # noqa: E402
 import lockdown  # noqa: E402
 import wire  # noqa: E402
 
@@ -234,7 +235,7 @@ def source_only_imports(lab_dir: str) -> None:
 # ---- the wall ------------------------------------------------------------------------
 
 
-def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
+def install_audit_hook(forbidden_roots: list[str], scratch: str, sealed_files: tuple = ()) -> None:
     """Refuse, from now on, what a lab must never do (see the module's docstring).
 
     Everything the hook uses is captured here, as C functions and frozen
@@ -249,6 +250,7 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
     allowed = set(inodes_under([CONFIG["lab_dir"]])) | {key_of_file(p) for p in (__file__, wire.__file__,
                                                                        lockdown.__file__)}
     forbidden = frozenset(inodes_under(forbidden_roots)) - allowed
+    sealed = frozenset(inodes_under(sealed_files)) - allowed  # the modules of given code sealed for this lab
     lab_dir = os.path.normpath(CONFIG["lab_dir"]) + os.sep
     # By name too: in the sandbox these folders do not exist, and an attempt is still worth a flag.
     closed_names = tuple(os.path.normpath(root) + os.sep for root in forbidden_roots)
@@ -342,6 +344,8 @@ def install_audit_hook(forbidden_roots: list[str], scratch: str) -> None:
         named = (plain + os.sep).startswith(closed_names) and not (plain + os.sep).startswith(lab_dir)
         if named or key_of(path) in forbidden:
             refuse(f"{event} {path!r} (closed to labs: the course's reference, tests, history, other work)")
+        if key_of(path) in sealed:
+            refuse(f"{event} {path!r} (given code that does this lab's TODOs, sealed while it is judged)")
         if writes and path.endswith(native_suffixes):
             refuse(f"{event} {path!r} (native code would get round the wall)")
 
@@ -500,11 +504,12 @@ def main() -> None:
     limit_cpu_time(CONFIG["cpu_seconds"])
     given = load_trusted()
     redirect_load_lab(given)
+    labkit.sealed.seal(CONFIG["lab"])  # the given code that does this lab's TODOs refuses (labkit/sealed.py)
     os.chdir(CONFIG["scratch"])
     guard_the_refusal_line()
     walls = [] if CONFIG["portable"] else lockdown.put_up(CONFIG["readable"], [CONFIG["scratch"], "/dev/null"],
                                                           CONFIG["hidden"], CONFIG.get("refusal_fd"))
-    install_audit_hook(CONFIG["forbidden"], CONFIG["scratch"])
+    install_audit_hook(CONFIG["forbidden"], CONFIG["scratch"], tuple(labkit.sealed.files(CONFIG["lab"])))
     send({"ready": "trusted", "walls": walls})
     loaded = run(lambda: load_file(CONFIG["lab"], CONFIG["file"]), (), {})
     if "error" in loaded:
