@@ -489,8 +489,9 @@ NOT_PROBED = {"tools/grading/worker.py"}  # the grader's worker, a script that r
 OPEN_ANSWERS = {
     "labs/rag6-markdown-chunking.py: robust_markdown_chunks (rag6's markdown_chunks)":
         "rag7's header_chunks, rag6's real-files report and `chunking-labs compare` stand on the course's "
-        "CommonMark chunker, which keeps rag6's promises: a student's one-line call of it passes rag6's "
-        "public tests of markdown_chunks",
+        "CommonMark chunker, which keeps rag6's promises: a one-line call of it would pass rag6's public "
+        "tests of markdown_chunks, so it is sealed while rag6 is judged (labkit/sealed.py: it raises, in "
+        "the grader's worker and in the lab's own check); a copy of its code is not caught",
 }
 
 
