@@ -152,24 +152,24 @@ def row_chunks(text, chunk, max_tokens):
     """A chunk per row of the one table in `chunk`, the column names in each row's header; None
     if `chunk` holds no table, or several, or one of fewer than two rows, or if a row with its
     header would be over max_tokens (the chunk then stays whole)."""
-    lines = rag6.split_lines(text[chunk.start : chunk.end])
-    tables = [block for block in rag6.scan_blocks(lines) if block.kind == "table"]
-    if len(tables) != 1 or tables[0].last - tables[0].first < 4:  # header row, delimiter row, two rows
+    tables = tables_in(chunk.text)
+    if len(tables) != 1:
         return None
-    table = tables[0]
-    header = "\n".join(part for part in (chunk.header, lines[table.first].text.strip()) if part)
-    row_ends = [chunk.start + line.end for line in lines[table.first + 2 : table.last]]
-    row_ends[-1] = chunk.end
-    rows = []
-    for number, (start, end) in enumerate(zip([chunk.start] + row_ends, row_ends)):
-        if number == 0:  # what comes before the first row, the column names with it
-            row = make_chunk(text, start, end, section=chunk.section, kind=chunk.kind, header=chunk.header)
-        else:
-            row = make_chunk(text, start, end, section=chunk.section, kind="table", header=header)
-        if count_tokens(row.embedding_text) > max_tokens:
-            return None
-        rows.append(row)
-    return rows
+    table_start, table_end = tables[0]
+    lines = split_lines(chunk.text[:table_end], table_start)  # the column names, the delimiter row, the rows
+    if len(lines) < 4:
+        return None
+    row_header = "\n".join(filter(None, (chunk.header, lines[0].text.strip())))
+    ends = [chunk.start + line.end for line in lines[2:-1]] + [chunk.end]
+
+    def row(number, start, end):
+        """The first row keeps the chunk's kind and header; the others are rows with the column names."""
+        first = number == 0
+        return make_chunk(text, start, end, section=chunk.section, kind=chunk.kind if first else "table",
+                          header=chunk.header if first else row_header)
+
+    rows = [row(number, start, end) for number, (start, end) in enumerate(zip([chunk.start, *ends], ends))]
+    return rows if all(count_tokens(row.embedding_text) <= max_tokens for row in rows) else None
 
 
 # %%
@@ -181,21 +181,24 @@ def with_table_rows(text, chunks, max_tokens):
     and chunks stay in order; a piece that starts where that chunk does holds it, and
     takes its place.
     """
-    out = []
-    for chunk in chunks:
-        rows = row_chunks(text, chunk, max_tokens)
-        pieces = rows or [chunk]
-        if out and (pieces[0].start < out[-1].start or (rows and pieces[0].start == out[-1].start)):
-            previous = out.pop()
-            later = [piece for piece in pieces if piece.start >= previous.start]
-            if not later:
-                later = [make_chunk(text, previous.start, chunk.end, section=chunk.section, kind=chunk.kind,
-                                    header=chunk.header)]
-            elif later[0].start > previous.start:
-                out.append(previous)
-            pieces = later
-        out.extend(pieces)
-    return out
+    def in_order():
+        """Yield the pieces, holding the last one back: the next chunk's pieces may take its place."""
+        last = None
+        for chunk in chunks:
+            pieces = row_chunks(text, chunk, max_tokens) or [chunk]
+            if last is not None and pieces[0].start <= last.start:
+                pieces = [piece for piece in pieces if piece.start >= last.start] or [make_chunk(
+                    text, last.start, chunk.end, section=chunk.section, kind=chunk.kind, header=chunk.header)]
+                if pieces[0].start > last.start:
+                    yield last
+            elif last is not None:
+                yield last
+            yield from pieces[:-1]
+            last = pieces[-1]
+        if last is not None:
+            yield last
+
+    return list(in_order())
 
 
 # %% [markdown]

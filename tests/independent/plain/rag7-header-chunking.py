@@ -217,7 +217,7 @@ def with_table_rows(text, chunks, max_tokens):
     for chunk in chunks:
         rows = row_chunks(text, chunk, max_tokens)
         pieces = rows or [chunk]
-        if out and (pieces[0].start < out[-1].start or (rows and pieces[0].start == out[-1].start)):
+        if out and pieces[0].start <= out[-1].start:  # a piece starting where it starts takes its place
             previous = out.pop()
             later = [piece for piece in pieces if piece.start >= previous.start]
             if not later:
