@@ -117,13 +117,14 @@ def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
     """
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if not isinstance(title, str):
-        raise TypeError(f"title must be a str, got {type(title).__name__}")
+        raise TypeError(f"the title is a {type(title).__name__}: give the document's title as a str")
     if not text:
         return []
-    if metadata is None:
-        fields = front_matter_fields(text)
-        metadata = {name: fields[name] for name in HEADER_FIELDS if name in fields}
-    limit = min(max_tokens // 2, max_tokens - min(max_tokens, least_budget(text)))
+    fields = front_matter_fields(text) if metadata is None else {}
+    metadata = dict((name, fields[name]) for name in filter(fields.__contains__, HEADER_FIELDS)) \
+        if metadata is None else metadata
+    text_needs = min(max_tokens, least_budget(text))  # the widest piece of the page no cut may split
+    limit = min(max_tokens // 2, max_tokens - text_needs)
     runs = (list(run) for _, run in groupby(rag6.robust_markdown_chunks(text, max_tokens),
                                             key=lambda chunk: tuple(chunk.section)))
     return [chunk for run in runs
