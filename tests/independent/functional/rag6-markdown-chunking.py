@@ -25,9 +25,9 @@
 # counts where a hand-written reader breaks.
 
 # %%
-from typing import NamedTuple
-from itertools import pairwise
 import re
+from itertools import pairwise
+from typing import NamedTuple
 
 from academy_llm import check_text_and_window, corpus_pages, make_chunk
 from labkit import load_lab, run_lab, view_chunks
@@ -136,7 +136,7 @@ def _closing(fence, indent):
 
 
 def _fence(text, fence):
-    """The Open fence that `fence` (a FENCE or NESTED_FENCE match of line `text`) starts."""
+    """The pattern of the line closing the fence that `fence` (a FENCE or NESTED_FENCE match of `text`) opens."""
     return _closing(fence.group().lstrip(" \t"), _indent(text))
 
 

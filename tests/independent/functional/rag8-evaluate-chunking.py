@@ -31,51 +31,6 @@ from labkit.uncertainty import Interval  # given: (estimate, low, high, level), 
 
 
 # %%
-def _check_option_types(resamples, level):
-    if not isinstance(resamples, numbers.Integral) or isinstance(resamples, (bool, np.bool_)):
-        raise TypeError(f"resamples must be an int, not {type(resamples).__name__} {resamples!r}")
-    if not isinstance(level, numbers.Real):  # a bool level is 0 or 1: a ValueError below
-        raise TypeError(f"level must be a number strictly between 0 and 1, not {type(level).__name__} {level!r}")
-
-def _check_option_values(resamples, level):
-    if resamples < 1:
-        raise ValueError(f"resamples is {resamples}: draw at least 1 resample")
-    if not 0 < level < 1:
-        raise ValueError(f"level is {level!r}: give a level strictly between 0 and 1, such as 0.95")
-
-def _finite(name, items):
-    bad = next(((i, x) for i, x in enumerate(items) if not math.isfinite(x)), None)
-    if bad is not None:
-        i, x = bad
-        raise ValueError(f"{name}[{i}] is {x!r}: every score must be a finite number, not NaN or infinite")
-    return items
-
-def _resampled_means(differences, resamples, seed):
-    """Each resample's mean difference: one row of len(differences) indices per resample."""
-    n = differences.shape[0]
-    indices = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    return differences[indices].mean(axis=1)
-
-def _is_score(x):
-    return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
-
-def _scores(name, values):
-    """The scores as a tuple, or a TypeError naming the first one that is not a number."""
-    try:
-        items = tuple(values)
-    except TypeError:
-        raise TypeError(
-            f"{name} must be a sequence of numbers, not {type(values).__name__}: pass a list of scores"
-        ) from None
-    bad = next(((i, x) for i, x in enumerate(items) if not _is_score(x)), None)
-    if bad is not None:
-        i, x = bad
-        raise TypeError(
-            f"{name}[{i}] is {type(x).__name__} {x!r}, not a number: give every score as an int or float"
-        )
-    return items
-
-
 def recall_at_k(hits, gold, k):
     """The share of gold spans held whole by one of the first k hits."""
     top = hits[:k]
@@ -121,6 +76,56 @@ def precision_and_iou(hits, gold, k):
 
 # %%
 RESAMPLES = 2000  # bootstrap draws: enough for two decimals, a fraction of a second
+
+
+def _is_score(x):
+    return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+
+
+def _scores(name, values):
+    """The scores as a tuple, or a TypeError naming the first one that is not a number."""
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be a sequence of numbers, not {type(values).__name__}: pass a list of scores"
+        ) from None
+    bad = next(((i, x) for i, x in enumerate(items) if not _is_score(x)), None)
+    if bad is not None:
+        i, x = bad
+        raise TypeError(
+            f"{name}[{i}] is {type(x).__name__} {x!r}, not a number: give every score as an int or float"
+        )
+    return items
+
+
+def _finite(name, items):
+    bad = next(((i, x) for i, x in enumerate(items) if not math.isfinite(x)), None)
+    if bad is not None:
+        i, x = bad
+        raise ValueError(f"{name}[{i}] is {x!r}: every score must be a finite number, not NaN or infinite")
+    return items
+
+
+def _check_option_types(resamples, level):
+    if not isinstance(resamples, numbers.Integral) or isinstance(resamples, (bool, np.bool_)):
+        raise TypeError(f"resamples must be an int, not {type(resamples).__name__} {resamples!r}")
+    if not isinstance(level, numbers.Real):  # a bool level is 0 or 1: a ValueError below
+        raise TypeError(f"level must be a number strictly between 0 and 1, not {type(level).__name__} {level!r}")
+
+
+def _check_option_values(resamples, level):
+    if resamples < 1:
+        raise ValueError(f"resamples is {resamples}: draw at least 1 resample")
+    if not 0 < level < 1:
+        raise ValueError(f"level is {level!r}: give a level strictly between 0 and 1, such as 0.95")
+
+
+def _resampled_means(differences, resamples, seed):
+    """Each resample's mean difference: one row of len(differences) indices per resample."""
+    n = differences.shape[0]
+    indices = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    return differences[indices].mean(axis=1)
 
 
 def paired_bootstrap(a, b, *, resamples=RESAMPLES, level=0.95, seed=0):

@@ -12,8 +12,8 @@
 
 # %%
 import math
-import random
 import numbers
+import random
 
 import numpy as np
 from academy_llm import corpus_questions, embedder_name
@@ -32,38 +32,6 @@ from labkit.uncertainty import Interval  # given: (estimate, low, high, level), 
 
 
 # %%
-def _check_finite(name, items):
-    for i, x in enumerate(items):
-        if not math.isfinite(x):
-            raise ValueError(f"{name}[{i}] is {x!r}: every score must be a finite number, not NaN or infinite")
-
-def _is_number(x):
-    # bool is an int subclass; numpy's bool_ is not a numbers.Real, so this refuses both.
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
-
-def _check_types(name, values):
-    try:
-        items = list(values)
-    except TypeError:
-        raise TypeError(
-            f"{name} must be a sequence of numbers, not {type(values).__name__}: pass a list of scores"
-        ) from None
-    for i, x in enumerate(items):
-        if not _is_number(x):
-            raise TypeError(
-                f"{name}[{i}] is {type(x).__name__} {x!r}, not a number: give every score as an int or float"
-            )
-    return items
-
-def _quantile(sorted_values, q):
-    """Linear interpolation between the closest ranks (numpy.quantile's default)."""
-    position = q * (len(sorted_values) - 1)
-    below = math.floor(position)
-    above = min(below + 1, len(sorted_values) - 1)
-    fraction = position - below
-    return sorted_values[below] + fraction * (sorted_values[above] - sorted_values[below])
-
-
 def recall_at_k(hits, gold, k):
     """The share of gold spans held whole by one of the first k hits."""
     if len(gold) == 0:
@@ -128,6 +96,41 @@ def precision_and_iou(hits, gold, k):
 
 # %%
 RESAMPLES = 2000  # bootstrap draws: enough for two decimals, a fraction of a second
+
+
+def _is_number(x):
+    # bool is an int subclass; numpy's bool_ is not a numbers.Real, so this refuses both.
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def _check_types(name, values):
+    try:
+        items = list(values)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be a sequence of numbers, not {type(values).__name__}: pass a list of scores"
+        ) from None
+    for i, x in enumerate(items):
+        if not _is_number(x):
+            raise TypeError(
+                f"{name}[{i}] is {type(x).__name__} {x!r}, not a number: give every score as an int or float"
+            )
+    return items
+
+
+def _check_finite(name, items):
+    for i, x in enumerate(items):
+        if not math.isfinite(x):
+            raise ValueError(f"{name}[{i}] is {x!r}: every score must be a finite number, not NaN or infinite")
+
+
+def _quantile(sorted_values, q):
+    """Linear interpolation between the closest ranks (numpy.quantile's default)."""
+    position = q * (len(sorted_values) - 1)
+    below = math.floor(position)
+    above = min(below + 1, len(sorted_values) - 1)
+    fraction = position - below
+    return sorted_values[below] + fraction * (sorted_values[above] - sorted_values[below])
 
 
 def paired_bootstrap(a, b, *, resamples=RESAMPLES, level=0.95, seed=0):
