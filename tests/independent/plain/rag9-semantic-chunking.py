@@ -167,12 +167,15 @@ def semantic_chunks(text, max_tokens, method="breakpoints", window=1, percentile
     spans = sentence_spans(text, max_tokens, index)
     tokens = index.estimates(spans)
     if method == "breakpoints":
-        vectors = embed(window_texts(text, spans, window), embedder)
-        cuts = breakpoints(neighbour_distances(vectors), percentile)
+        windows = window_texts(text, spans, window)
+        distances = neighbour_distances(embed(windows, embedder))
+        cuts = breakpoints(distances, percentile)
     else:
-        vectors = embed([text[start:end] for start, end in spans], embedder)
-        with_later = scores_with_later(pair_scores(vectors, max_sentences))
-        cuts = best_cuts(with_later, tokens, max_tokens, max_sentences)
+        sentences = []
+        for start, end in spans:
+            sentences.append(text[start:end])
+        scores = pair_scores(embed(sentences, embedder), max_sentences)
+        cuts = best_cuts(scores_with_later(scores), tokens, max_tokens, max_sentences)
     cut_set = set(cuts)
     packed = []
     total = 0
