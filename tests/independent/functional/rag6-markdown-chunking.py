@@ -267,9 +267,11 @@ def _pieces(text, blocks, bounds, max_tokens, index):
         elif block.kind in ("code", "table"):
             yield Piece(begin, end, section, alone=block.kind)
         else:
-            for s, e in rag5.split_at_seams(text, begin, end, max_tokens, index):
-                spans = [(s, e)] if index.count(s, e) <= max_tokens else rag5.mend(text, s, e, max_tokens)
-                yield from (Piece(a, b, section) for a, b in spans)
+            seams = rag5.split_at_seams(text, begin, end, max_tokens, index)
+            spans = [span for s, e in seams
+                     for span in ([(s, e)] if index.count(s, e) <= max_tokens else rag5.mend(text, s, e, max_tokens))]
+            # a heading too long for the budget still starts its chunk: its first piece is the heading's
+            yield from (Piece(a, b, section, block.kind == "heading" and a == begin) for a, b in spans)
 
 
 def _fold(text, chunks, piece, max_tokens, index):
