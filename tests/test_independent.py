@@ -2,7 +2,9 @@
 
 tests/independent/ holds complete labs written by people who saw only the
 student handout (its labs, hints, README and public tests), never solutions/,
-each folder in a style of its own (plain loops; comprehensions and itertools).
+each folder in a style of its own (plain loops; comprehensions, generators and
+itertools). Each is the student's file (labs/) with its TODOs written: what the
+lab gives is imported as the lab imports it, never copied.
 The grader, public and hidden tests alike, must give each of them every point: a
 test that takes points off one of them demands something the handout does
 not say.

@@ -26,6 +26,8 @@
 
 # %%
 import re
+from itertools import pairwise
+from typing import NamedTuple
 
 from academy_llm import check_text_and_window, corpus_pages, make_chunk
 from labkit import load_lab, run_lab, view_chunks
@@ -54,8 +56,13 @@ read_document, section_chunks = robust.read_document, robust.section_chunks  # r
 # - is_delimiter_row(line) is True for a table's delimiter row such as `|---|:--:|` or `--- | ---`;
 # - Block(kind, start, end, level=0, title="") is a block: `end` is after its last line's break;
 # - TokenIndex(text) counts any slice of a text tokenized once: index.count(start, end);
-# - with_overlap(text, chunks, max_tokens, overlap, index) lets each chunk reach back into the one before,
-#   within its section, never into a code block or table (rag5's overlap, kept out of what must stay whole).
+# - rag5.split_at_seams(text, start, end, max_tokens, index) cuts a span at its coarsest seams (yours), and
+#   rag5.mend(text, start, end, max_tokens) packs a span word by word, counting exactly;
+# - front_matter_chunk(text, body_start, max_tokens, index) is the front matter as one chunk; packing_budget
+#   (max_tokens, overlap, index) what packing may fill, leaving room for the overlap;
+# - with_overlap(text, chunks, blocks, max_tokens, overlap, index) lets each chunk reach back into the one
+#   before, within its section, never into a code block or table of `blocks` (rag5's overlap, kept out of
+#   what must stay whole), and flags oversize every chunk over max_tokens.
 
 # %% [markdown]
 # ## 1. Read the body into blocks
@@ -83,103 +90,139 @@ QUOTE = re.compile(r" {0,3}>")
 NESTED_FENCE = re.compile(r"[ \t]*(?:`{3,}|~{3,})")
 
 
+# The reader is a push machine: each line is offered to the block still open, which takes it or
+# refuses it (then the block ends at its last line, and the line starts a block of its own). A
+# table is found late, as CommonMark finds it: a delimiter row turns the row above it into a header.
+class Open(NamedTuple):
+    """A block being read: its kind, its first and last line numbers, and what it needs to go on."""
+
+    kind: str  # "code" (a fence), "indented", "list", "quote", "table" or "paragraph"
+    first: int
+    last: int
+    how: object = None  # a fence: the pattern closing it; a list: (content column, marker)
+
+
+def _blank(line):
+    return not line.text.strip()
+
+
+def _indent(text):
+    """Columns of leading white space, a tab reaching the next multiple of 4."""
+    return len(text[:len(text) - len(text.lstrip(" \t"))].expandtabs(4))
+
+
+def _marker(text):
+    """The kind of a list item's marker: its bullet, or "ordered" for 1. and 1)."""
+    first = text.lstrip()[0]
+    return first if first in "-+*" else "ordered"
+
+
+def _starts_own_block(text):
+    """A heading, a fence or a quote starts a block even right under a paragraph, list or table."""
+    return any(pattern.match(text) for pattern in (HEADING, FENCE, QUOTE))
+
+
+def _heading_title(rest):
+    """The title after the #s: a closing run of #s (the whole rest, or after a space) is dropped."""
+    rest = rest.strip(" \t")
+    bare = rest.rstrip("#")
+    return (bare if not bare or bare[-1] in " \t" else rest).strip(" \t")
+
+
+def _closing(fence, indent):
+    """The pattern of the line closing a fence `fence` opened `indent` columns in: the same character,
+    at least as many, nothing after them but spaces."""
+    return re.compile(rf"[ \t]{{0,{indent + 3}}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+
+
+def _fence(text, fence):
+    """The pattern of the line closing the fence that `fence` (a FENCE or NESTED_FENCE match of `text`) opens."""
+    return _closing(fence.group().lstrip(" \t"), _indent(text))
+
+
+def _opened(lines, i):
+    """The Open block that the (non-blank, non-heading) line i starts."""
+    text = lines[i].text
+    fence = FENCE.match(text)
+    if fence:
+        return Open("code", i, i, _fence(text, fence))
+    if _indent(text) >= 4:
+        return Open("indented", i, i)
+    item = LIST_ITEM.match(text)
+    if item:
+        return Open("list", i, i, (len(text[:item.end()].expandtabs(4)), _marker(text)))
+    return Open("quote" if QUOTE.match(text) else "paragraph", i, i)
+
+
+def _takes(block, lines, i):
+    """Whether the open `block` (not a fence) takes the non-blank line i."""
+    text = lines[i].text
+    after_blank = block.last < i - 1
+    if block.kind == "indented":
+        return _indent(text) >= 4
+    if block.kind == "list":
+        if _indent(text) >= block.how[0]:
+            return True  # inside the item
+        if LIST_ITEM.match(text):
+            return _marker(text) == block.how[1]
+        return not after_blank and not _starts_own_block(text)  # a lazy line goes on with its item
+    if block.kind == "quote" and QUOTE.match(text):
+        return not after_blank
+    return not (after_blank or _starts_own_block(text) or LIST_ITEM.match(text))
+
+
+def _ended(block, lines):
+    kind = "code" if block.kind == "indented" else block.kind
+    return Block(kind, lines[block.first].start, lines[block.last].end)
+
+
+def _step(block, lines, i):
+    """Offer line i to the open `block`: (the Blocks it ends, the block open after it)."""
+    line = lines[i]
+    if block is not None and block.kind == "code":
+        if block.how.match(line.text):
+            return [_ended(block._replace(last=i), lines)], None
+        return [], block._replace(last=i)
+    if _blank(line):  # a blank line ends a paragraph, quote or table; code and lists wait to see
+        ends = block is not None and block.kind in ("paragraph", "quote", "table")
+        return ([_ended(block, lines)], None) if ends else ([], block)
+    if (block is not None and block.kind == "paragraph" and "|" in lines[block.last].text
+            and is_delimiter_row(line.text)):  # the paragraph's last row was a table's header
+        header = Open("table", block.last, i)
+        ended = [_ended(block._replace(last=block.last - 1), lines)] if block.first < block.last else []
+        return ended, header
+    nested = NESTED_FENCE.match(line.text) if block is not None and block.kind == "list" else None
+    if nested:  # a fence in a list item ends the list: a block of its own, which packing never cuts
+        return [_ended(block, lines)], Open("code", i, i, _fence(line.text, nested))
+    if block is not None and _takes(block, lines, i):
+        return [], block._replace(last=i)
+    ended = [_ended(block, lines)] if block is not None else []
+    heading = HEADING.match(line.text)
+    if heading:
+        title = _heading_title(line.text[heading.end():])
+        return ended + [Block("heading", line.start, line.end, len(heading.group(1)), title)], None
+    return ended, _opened(lines, i)
+
+
+def _read(lines):
+    """Yield the Blocks of `lines` in order, a line at a time."""
+    block = None
+    for i in range(len(lines)):
+        ended, block = _step(block, lines, i)
+        yield from ended
+    if block is not None:
+        yield _ended(block._replace(last=len(lines) - 1) if block.kind == "code" else block, lines)
+
+
 def read_blocks(text, start=0):
     """The Blocks of text[start:], in order; blank lines between blocks belong to none.
 
     kind is "heading" (with its level and title), "code", "table", "list",
     "quote" or "paragraph"; a block's `end` is just after its last line's break.
+    A fence inside a list item (NESTED_FENCE) ends the list there and is a code
+    block of its own, so that packing, which may cut a long list, never cuts it.
     """
-    lines = split_lines(text, start)
-    count = len(lines)
-
-    def blank(k):
-        return not lines[k].text.strip()
-
-    def opens_fence(s):
-        found = re.match(r" {0,3}(`{3,}|~{3,})", s)
-        return found.group(1) if found else None
-
-    def heading_of(s):
-        found = re.match(r" {0,3}(#{1,6})(?:[ \t]+(.*))?$", s)
-        if found is None:
-            return None
-        title = (found.group(2) or "").strip()
-        title = re.sub(r"(?:^|[ \t])#+[ \t]*$", "", title).strip()
-        return len(found.group(1)), title
-
-    def item(s):
-        return re.match(r" {0,3}(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]|$)", s) is not None
-
-    def quoted(s):
-        return re.match(r" {0,3}>", s) is not None
-
-    def indented(s):
-        return s.startswith("\t") or s.startswith("    ")
-
-    result = []
-    k = 0
-    while k < count:
-        if blank(k):
-            k += 1
-            continue
-        line = lines[k].text
-        first = k
-        fence = opens_fence(line)
-        head = heading_of(line)
-        if fence is not None:
-            k += 1
-            closing = re.compile(" {0,3}" + re.escape(fence[0]) + "{%d,}[ \t]*$" % len(fence))
-            while k < count and not closing.match(lines[k].text):
-                k += 1
-            last = min(k, count - 1)
-            result.append(Block("code", lines[first].start, lines[last].end))
-            k = last + 1
-            continue
-        if indented(line):
-            last = k
-            k += 1
-            while k < count and (blank(k) or indented(lines[k].text)):
-                if not blank(k):
-                    last = k
-                k += 1
-            result.append(Block("code", lines[first].start, lines[last].end))
-            k = last + 1
-            continue
-        if head is not None:
-            result.append(Block("heading", lines[k].start, lines[k].end, head[0], head[1]))
-            k += 1
-            continue
-        if "|" in line and k + 1 < count and is_delimiter_row(lines[k + 1].text):
-            kind = "table"
-        elif item(line):
-            kind = "list"
-        elif quoted(line):
-            kind = "quote"
-        else:
-            kind = "paragraph"
-        last = k
-        k += 1
-        while True:
-            gap = k
-            if kind == "list":
-                while k < count and blank(k):
-                    k += 1
-            if k >= count or blank(k):
-                break
-            s = lines[k].text
-            if kind == "list":
-                stops = (re.match(r"[ \t]*(`{3,}|~{3,})", s) is not None or heading_of(s) is not None
-                         or quoted(s) or (k > gap and not s.startswith(("  ", "\t")) and not item(s)))
-            else:
-                stops = (opens_fence(s) is not None or heading_of(s) is not None
-                         or (kind != "quote" and quoted(s)) or (kind != "list" and item(s)))
-            if stops:
-                break
-            last = k
-            k += 1
-        result.append(Block(kind, lines[first].start, lines[last].end))
-        k = last + 1
-    return result
+    return list(_read(split_lines(text, start)))
 
 
 # %% [markdown]
@@ -197,6 +240,59 @@ def read_blocks(text, start=0):
 
 
 # %%
+# Packing folds the pieces of each block into the chunks so far: a piece is a span with what packing
+# must know of it (its section, whether it is a heading, whether it stands alone over budget).
+class Piece(NamedTuple):
+    start: int
+    end: int
+    section: tuple
+    heading: bool = False
+    alone: str = ""  # "code" or "table" for a protected block over budget, kept whole and flagged
+
+
+def _paths(blocks):
+    """Yield the heading path (level, title) pairs in effect at each block, the block's own heading included."""
+    path = ()
+    for block in blocks:
+        if block.kind == "heading":
+            path = tuple(entry for entry in path if entry[0] < block.level) + ((block.level, block.title),)
+        yield tuple(title for _, title in path)
+
+
+def _pieces(text, blocks, bounds, max_tokens, index):
+    """Yield the Pieces of the blocks: a block whole, or cut at rag5's seams when too big and not protected."""
+    for block, section, (begin, end) in zip(blocks, _paths(blocks), pairwise(bounds)):
+        if index.count(begin, end) <= max_tokens:
+            yield Piece(begin, end, section, block.kind == "heading")
+        elif block.kind in ("code", "table"):
+            yield Piece(begin, end, section, alone=block.kind)
+        else:
+            seams = rag5.split_at_seams(text, begin, end, max_tokens, index)
+            spans = [span for s, e in seams
+                     for span in ([(s, e)] if index.count(s, e) <= max_tokens else rag5.mend(text, s, e, max_tokens))]
+            # a heading too long for the budget still starts its chunk: its first piece is the heading's
+            yield from (Piece(a, b, section, block.kind == "heading" and a == begin) for a, b in spans)
+
+
+def _fold(text, chunks, piece, max_tokens, index):
+    """The chunks, each (Chunk, whether it is a heading alone), after `piece`: joined to the last chunk
+    when both allow it, else a chunk of its own."""
+    def chunk(begin, count=None, **fields):
+        count = index.count(begin, piece.end) if count is None else count
+        return make_chunk(text, begin, piece.end, count, section=piece.section, **fields)
+
+    last, lone_heading = chunks[-1] if chunks else (None, False)
+    if piece.alone:  # the heading right above, alone in its chunk, stays with the block it names
+        begin = last.start if lone_heading and last.section == piece.section else piece.start
+        kept = chunks[:-1] if begin != piece.start else chunks
+        return kept + [(chunk(begin, kind=piece.alone, oversize=True), False)]
+    if last is not None and not last.oversize and not piece.heading and last.section == piece.section:
+        count = index.count(last.start, piece.end)
+        if count <= max_tokens:
+            return chunks[:-1] + [(chunk(last.start, count, kind="text"), False)]
+    return chunks + [(chunk(piece.start, kind="text"), piece.heading)]
+
+
 def pack_blocks(text, start, blocks, max_tokens, index):
     """Chunks tiling text[start:], whole blocks packed greedily within max_tokens.
 
@@ -208,50 +304,13 @@ def pack_blocks(text, start, blocks, max_tokens, index):
     is alone in its chunk), of its kind ("code" or "table"), oversize=True.
     Other chunks are of kind "text". `index` is the text's TokenIndex.
     """
-    if len(blocks) == 0:
-        if start < len(text):
-            return [make_chunk(text, start, len(text), index.count(start, len(text)))]
-        return []
-    headings = []  # (level, title) open
-    out = []
-    lone_heading = False
-    for number, block in enumerate(blocks):
-        begin = start if number == 0 else block.start
-        finish = blocks[number + 1].start if number + 1 < len(blocks) else len(text)
-        if block.kind == "heading":
-            while headings and headings[-1][0] >= block.level:
-                headings.pop()
-            headings.append((block.level, block.title))
-        section = tuple(title for level, title in headings)
-        size = index.count(begin, finish)
-        if size > max_tokens and block.kind in ("code", "table"):
-            if lone_heading:
-                begin = out.pop().start
-                size = index.count(begin, finish)
-            out.append(make_chunk(text, begin, finish, size, section=section, kind=block.kind, oversize=True))
-            lone_heading = False
-            continue
-        if size <= max_tokens:
-            spans = [(begin, finish)]
-        else:
-            spans = []
-            for a, b in rag5.split_at_seams(text, begin, finish, max_tokens, index):
-                if index.count(a, b) <= max_tokens:
-                    spans.append((a, b))
-                else:
-                    spans.extend(rag5.mend(text, a, b, max_tokens))
-        for a, b in spans:
-            can_join = (len(out) > 0 and block.kind != "heading" and not out[-1].oversize
-                        and out[-1].section == section)
-            if can_join:
-                together = index.count(out[-1].start, b)
-                if together <= max_tokens:
-                    out[-1] = make_chunk(text, out[-1].start, b, together, section=section)
-                    lone_heading = False
-                    continue
-            out.append(make_chunk(text, a, b, index.count(a, b), section=section))
-            lone_heading = block.kind == "heading" and len(spans) == 1
-    return out
+    if not blocks:  # blank lines only, or nothing
+        return [make_chunk(text, start, len(text), kind="text")] if start < len(text) else []
+    bounds = [start, *(block.start for block in blocks[1:]), len(text)]
+    chunks = []
+    for piece in _pieces(text, blocks, bounds, max_tokens, index):
+        chunks = _fold(text, chunks, piece, max_tokens, index)
+    return [chunk for chunk, _ in chunks]
 
 
 # %% [markdown]
@@ -268,16 +327,14 @@ def markdown_chunks(text, max_tokens, overlap=0):
     """Chunks of a Markdown page: front matter apart, then whole blocks by section; every chunk
     an exact slice within max_tokens, but for a code block or table (or front matter) alone."""
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
-    if text == "":
+    if not text:
         return []
     index = TokenIndex(text)
     body = body_start_of(text)
     blocks = read_blocks(text, body)
     packed = pack_blocks(text, body, blocks, packing_budget(max_tokens, overlap, index), index)
-    overlapped = with_overlap(text, packed, blocks, max_tokens, overlap, index)
-    if body == 0:
-        return overlapped
-    return [front_matter_chunk(text, body, max_tokens, index)] + overlapped
+    front = [front_matter_chunk(text, body, max_tokens, index)] if body else []
+    return front + with_overlap(text, packed, blocks, max_tokens, overlap, index)
 
 
 # %% [markdown]
@@ -291,38 +348,42 @@ def markdown_chunks(text, max_tokens, overlap=0):
 
 
 # %%
+# verify reads the page again with a scanner of its own: each fence is found by searching on for the
+# line that closes it, each table by the blank line that ends it.
+OPENING = re.compile(r" {0,3}(?P<run>`{3,}|~{3,})")
+
+
+def _regions(lines):
+    """Yield ("fence" or "table", start, end) for each fenced code block and table, in order."""
+    i = 0
+    while i < len(lines):
+        text, opening = lines[i].text, OPENING.match(lines[i].text)
+        if opening:
+            run = opening["run"]
+            shut = re.compile(" {0,3}" + re.escape(run[0]) + "{" + str(len(run)) + r",}\s*$")
+            j = next((k for k in range(i + 1, len(lines)) if shut.match(lines[k].text)), None)
+            if j is None:  # never closed: it holds the page to its last line that is not blank
+                j = max((k for k in range(i, len(lines)) if lines[k].text.strip()), default=i)
+            yield "fence", lines[i].start, lines[j].end
+        elif "|" in text and not text.startswith(("    ", "\t")) and i + 1 < len(lines) \
+                and is_delimiter_row(lines[i + 1].text):
+            j = next((k - 1 for k in range(i + 2, len(lines)) if not lines[k].text.strip()), len(lines) - 1)
+            yield "table", lines[i].start, lines[j].end
+        else:
+            j = i
+        i = j + 1
+
+
 def verify(text, chunks):
     """Raise ValueError naming the first fence or table of `text` that a chunk starts or ends
     strictly inside (a region runs from its first line's start to just after its last line's
     break); return None if no chunk cuts one."""
-    spans = []
-    state = None  # None, or ("fence", first line, char, length) or ("table", first line)
-    lines = split_lines(text)
-    for number, line in enumerate(lines):
-        s = line.text
-        if state is not None and state[0] == "fence":
-            close = re.match(r" {0,3}(`+|~+)[ \t]*$", s)
-            if close and close.group(1)[0] == state[2] and len(close.group(1)) >= state[3]:
-                spans.append(("fence", lines[state[1]].start, line.end))
-                state = None
-            continue
-        if state is not None and state[0] == "table":
-            if s.strip():
-                continue
-            spans.append(("table", lines[state[1]].start, lines[number - 1].end))
-            state = None
-        opening = re.match(r" {0,3}(`{3,}|~{3,})", s)
-        if opening:
-            state = ("fence", number, opening.group(1)[0], len(opening.group(1)))
-        elif "|" in s and number + 1 < len(lines) and is_delimiter_row(lines[number + 1].text):
-            state = ("table", number)
-    if state is not None:
-        spans.append((state[0], lines[state[1]].start, lines[-1].end))
-    edges = sorted({edge for chunk in chunks for edge in (chunk.start, chunk.end)})
-    for kind, low, high in spans:
-        for edge in edges:
-            if low < edge < high:
-                raise ValueError(f"chunk edge {edge} falls inside the {kind} [{low}, {high})")
+    edges = sorted({position for chunk in chunks for position in (chunk.start, chunk.end)})
+    for kind, start, end in _regions(split_lines(text)):
+        cut = next((edge for edge in edges if start < edge < end), None)
+        if cut is not None:
+            raise ValueError(f"a chunk boundary at {cut} cuts the {kind} at [{start}, {end}) "
+                             f"{text[start:start + 30]!r}: keep it whole")
     return None
 
 

@@ -1,67 +1,44 @@
 # %% [markdown]
 # # rag11: Hybrid search, words and meaning together
 #
-# rag10 matched small units by meaning: an embedding puts "How do I turn a
-# dotted config key into an environment variable name?" near "Upper-case the
-# key, replace each dot with a double underscore", which shares almost no word
-# with it. It does less well with names. A question about `satellite.heartbeat_timeout` or `ORB-4024` wants
-# the one row that holds that string, and an embedding of a rare identifier is
-# a blur of its pieces. Matching words is the other way round: exact on names,
-# blind to a paraphrase. The two fail on different questions, so production
-# search runs both and fuses their rankings: **hybrid search**.
-#
-# This lab builds the word side from its formula, **BM25** (what Lucene,
-# Elasticsearch and OpenSearch rank with), fuses it with rag10's ranking by
-# meaning in two ways, and hands the reader rag10's parents within the same
-# 1,000 tokens. Then it measures, with rag8's harness: words alone, meaning
-# alone (rag10), and both.
-#
-# You write `search_terms` (what a word is, for search), `bm25_weight` (the
-# formula), `bm25_index` (the corpus's counts), `reciprocal_rank_fusion` and
-# `convex_fusion` (two ways to fuse), and `read_parents` (the reader's share).
+# Meaning finds a paraphrase; words find an exact name such as `ORB-4024`.
+# Where the two fail on different questions, fusing their rankings finds more
+# (**hybrid search**); whether they do depends on the embedder: the lab measures
+# it. You write **BM25** (`search_terms`, `bm25_weight`, `bm25_index`), two
+# fusions (`reciprocal_rank_fusion`, `convex_fusion`) and the reading
+# (`read_parents`) of rag10's units and parents (given ground); then the dial.
 
 # %%
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import NamedTuple
 
 import numpy as np
 
-from academy_llm import corpus_pages, corpus_questions, count_tokens, describe_embedder, embed, embedder_name
-from labkit import Case, Invariants, load_lab, returns, run_lab
+from academy_llm import corpus_pages, corpus_questions, count_tokens
+from labkit import run_lab
+from labkit.lessons import rag10 as lesson10  # given: rag10's units, parents and index (given ground)
+from labkit.lessons import rag11 as lesson  # given: BM25 packed for scoring, both rankings, the report, the checks
+from labkit.lessons.rag10 import BUDGET_TOKENS, DEPTH, PARENT_TOKENS, TITLE, window_around
+from labkit.loading import lab_folder
 
-rag8 = load_lab("rag8")  # the harness: gold spans, recall, the kinds of question
-rag10 = load_lab("rag10")  # the units, their parents, the ranking by meaning, best_parents and assemble
-
-TITLE = rag10.TITLE
-BUDGET_TOKENS = rag10.BUDGET_TOKENS  # 1,000 tokens a question, as rag8 and rag10 read
-DEPTH = rag10.DEPTH  # how many units of each ranking are fused and read, at most
 K1, B = 1.2, 0.75  # BM25's term-frequency saturation and length normalisation, Lucene's defaults
-RRF_K = 60  # reciprocal-rank fusion's damping constant, as its authors set it
-ALPHAS = (0.3, 0.4, 0.5, 0.6, 0.7)  # the weights of meaning the dev split chooses from
+RRF_K = 60  # reciprocal-rank fusion's constant, as its authors set it
+HERE = lab_folder(globals().get("__file__"))  # the earlier labs, for pages other than the course's
 
 # %% [markdown]
-# ## 1. Terms: what a word is, for search
+# ## 1. Terms, and BM25 from its formula
 #
-# BM25 counts terms, so first decide what a term is. Lower-case runs of
-# letters and digits ("Jobs" and "jobs" are one term), no stemming ("job" is
-# not "jobs") and no stop words (BM25's idf makes "the" weigh next to
-# nothing by itself). The Orbit docs are full of identifiers, and they
-# decide the interesting choice: `storage.postgres_max_idle_conns` gives
-# a term for the whole name and one for each of its parts:
+# A term is a lower-cased run of letters and digits; an identifier
+# (`storage.max_conns`, `--no-pager`) gives its rare whole, then its words.
 #
-#     storage.postgres_max_idle_conns  storage  postgres  max  idle  conns
+#     idf    = ln(1 + (N - df + 0.5) / (df + 0.5))
+#     weight = idf * tf / (tf + k1 * (1 - b + b * length / mean_length))
 #
-# The whole is what an exact question matches: it is rare, so it weighs a
-# lot. The parts let "max idle connections for postgres" match at least
-# `postgres`, `max` and `idle`. A compound is words joined by `.`, `_` or
-# `-` and nothing else, so `--no-pager` gives `no-pager`, `no`, `pager`,
-# `ORB-4024` gives `orb-4024`, `orb`, `4024`, and a version `2.6.1` is one term
-# and three parts. Every other character (a space, `/`, `=`, `'`, a backtick)
-# ends a term.
+# A rare term tells more (idf, never negative), a tenth occurrence less than the
+# first (k1), a long document's match less (b). `bm25_index` weighs every term
+# in every document holding it, once; a question adds the weights up.
 
 
 # %%
@@ -94,50 +71,9 @@ def search_terms(text):
     return terms
 
 
-# %% [markdown]
-# ## 2. BM25, from its formula
-#
-# A document's BM25 score for a question is a sum over the question's terms
-# of what each term adds to it, its **weight** in that document:
-#
-#     idf    = ln(1 + (N - df + 0.5) / (df + 0.5))
-#     weight = idf * tf / (tf + k1 * (1 - b + b * length / mean_length))
-#
-# N is the number of documents, df how many hold the term, tf how often this
-# one does, length its number of terms and mean_length the corpus's mean.
-# Three ideas, one factor each:
-#
-# - **idf**: a rare term tells more than a common one. This is Lucene's
-#   form, never negative: a term in every document still adds a little.
-#   (The older `ln((N - df + 0.5) / (df + 0.5))` goes below zero for a term in
-#   more than half the documents, and a match would then cost a document.)
-# - **saturation** (k1 = 1.2): the tenth "postgres" in a unit says less than
-#   the first. The tf factor grows with tf but stays below 1, so however
-#   often a term occurs it adds less than its idf; k1 says how fast it
-#   saturates (k1 = 0: one occurrence is as good as any number).
-# - **length normalisation** (b = 0.75): a term once in a short unit says
-#   more than once in a long parent. A document longer than the mean is
-#   discounted, b saying how much (0: not at all; 1: in full proportion).
-#
-# Robertson's original formula also multiplies by (k1 + 1); Lucene leaves it
-# out, since it scales every score alike and changes no ranking.
-#
-# The weights depend on the corpus only, not on the question, so they are
-# worked out once: `bm25_index` gives, for each term, the documents that hold
-# it with its weight in each (an inverted index, "postings"). Scoring a
-# question is then adding up its terms' postings (given below).
-
-
-# %%
 def bm25_weight(tf, df, n_documents, length, mean_length, k1=K1, b=B):
-    """What one term adds to one document's BM25 score, as Lucene weighs it:
-
-        idf * tf / (tf + k1 * (1 - b + b * length / mean_length)),  idf = ln(1 + (N - df + 0.5) / (df + 0.5))
-
-    `tf`: how often the term occurs in the document; `df`: in how many of the N = `n_documents`
-    documents it occurs; `length`: the document's number of terms; `mean_length`: the mean over the
-    corpus (more than 0). ln is the natural logarithm.
-    """
+    """What one term adds to one document's BM25 score (the formula above): `tf` its count in the document,
+    `df` how many of the `n_documents` hold it, `length` the document's terms, `mean_length` the mean (> 0)."""
     inverse = math.log(1.0 + (n_documents - df + 0.5) / (df + 0.5))
     norm = 1.0 - b + b * (length / mean_length)
     saturated = tf / (tf + k1 * norm)
@@ -148,9 +84,8 @@ def bm25_index(documents, k1=K1, b=B):
     """{term: [(row, weight), ...]}: for each term of the corpus, every document holding it, once,
     rows in order, with the term's bm25_weight there.
 
-    `documents` is a list of term lists (a row each, search_terms of each text). A document's
-    length is its number of terms, repeats counted; a term's df is the number of documents that
-    hold it, however often. An empty corpus gives {}.
+    `documents` is a list of term lists (a row each). A document's length is its number of terms,
+    repeats counted; a term's df is the number of documents holding it. An empty corpus gives {}.
     """
     if len(documents) == 0:
         return {}
@@ -179,74 +114,19 @@ def bm25_index(documents, k1=K1, b=B):
     return result
 
 
-class Words(NamedTuple):
-    """BM25 over a corpus, ready to score questions: the postings of all terms in two flat arrays."""
-
-    terms: dict  # term -> (first, last) of its postings in `rows` and `weights`
-    rows: np.ndarray  # the documents holding each term, term after term
-    weights: np.ndarray  # the term's weight in each
-    n_documents: int
-
-
-def word_index(texts, k1=K1, b=B):
-    """Words of `texts`, a document each: their search_terms, through bm25_index."""
-    postings = bm25_index([search_terms(text) for text in texts], k1, b)
-    ends = np.cumsum([len(pairs) for pairs in postings.values()], dtype=np.int64)
-    terms = {term: (int(end) - len(pairs), int(end)) for (term, pairs), end in zip(postings.items(), ends)}
-    rows, weights = zip(*(pair for pairs in postings.values() for pair in pairs)) if postings else ((), ())
-    return Words(terms, np.array(rows, dtype=np.int64), np.array(weights, dtype=float), len(texts))
-
-
-def word_scores(words, question):
-    """Every document's BM25 score for `question`: the sum of its terms' weights there.
-
-    Each distinct term of the question counts once (a word said twice is not weighed twice); a
-    term no document holds adds nothing.
-    """
-    scores = np.zeros(words.n_documents)
-    for term in dict.fromkeys(search_terms(question)):
-        if term in words.terms:
-            first, last = words.terms[term]
-            scores[words.rows[first:last]] += words.weights[first:last]
-    return scores
-
-
 # %% [markdown]
-# ## 3. Two rankings, one: fusion
+# ## 2. Two rankings, one
 #
-# The two retrievers score on scales that do not meet: a cosine lies in
-# [-1, 1] (with wordllama, a question's best unit scores 0.3 to 0.8), while a
-# BM25 score is any number from 0 up (a question's best is 5 for one and 20
-# for another). Adding them would let BM25 decide alone. Two ways out.
-#
-# **Reciprocal-rank fusion** (RRF) forgets the scores and keeps the ranks. An
-# item's fused score is the sum, over the rankings that hold it, of
-# 1 / (k + rank), its rank counted from 1; a ranking that does not hold it
-# adds nothing. With k = 60 the first place is worth 1/61 and the tenth
-# 1/70: being found by both retrievers beats being first in one. It has no
-# setting to tune, which is why it is the usual default. The sums are kept
-# exact, as fractions: added as floats, 1/61 + 1/62 + 1/63 can come out a
-# hair away from 1/63 + 1/62 + 1/61, and a tie would be decided by rounding.
-#
-# A **convex combination** keeps the scores, made comparable first: each
-# retriever's scores are min-max normalised over the candidates (the best
-# becomes 1, the worst 0), then mixed as alpha * meaning + (1 - alpha) *
-# words. It uses more of what the retrievers know (by how much the first
-# beat the second, not only that it did), but alpha has to be chosen. Here
-# the dev split chooses it; the test split only reports.
+# Added raw, BM25 (0 and up) would drown a cosine. **Reciprocal-rank fusion**
+# keeps ranks: an item scores the sum over the rankings holding it of 1 / (k +
+# rank), ranks from 1, exact as fractions. A **convex combination** min-max
+# normalises each side's scores, then mixes alpha * meaning + (1 - alpha) * words.
 
 
 # %%
 def reciprocal_rank_fusion(rankings, k=RRF_K):
-    """The items of all `rankings` (each a list, best first, an item at most once) in one list,
-    best first, by the sum over the rankings holding an item of 1 / (k + its rank), ranks from 1.
-
-    The sums are exact: each 1 / (k + rank) is a fractions.Fraction (k an int), so two items tie
-    exactly when their sums are equal, in whatever order their terms were added (floats would
-    round: 1/61 + 1/62 + 1/63 and 1/63 + 1/62 + 1/61 can differ in the last bit). Ties keep the
-    order in which the items are first met, reading the whole first ranking, then the second,
-    and so on.
-    """
+    """The items of all `rankings` (lists, best first, an item at most once each), best first by the sum over
+    the rankings holding it of Fraction(1, k + its rank), ranks from 1; a tie keeps the order first met."""
     score = {}
     order = []
     for ranking in rankings:
@@ -266,9 +146,8 @@ def reciprocal_rank_fusion(rankings, k=RRF_K):
 def convex_fusion(word_scores, meaning_scores, alpha):
     """alpha * m + (1 - alpha) * w for each candidate: a list, one number per candidate, in order.
 
-    `word_scores` and `meaning_scores` hold one score per candidate, in the same order; w and m
-    are them min-max normalised, (score - lowest) / (highest - lowest), so each runs from 0 to 1,
-    or 0 for all when the lowest is the highest (scores that rank nothing).
+    w and m are the two lists min-max normalised, (score - lowest) / (highest - lowest), or 0 for
+    all when the lowest is the highest (scores that rank nothing).
     """
     def normalised(values):
         values = [float(value) for value in values]
@@ -289,421 +168,108 @@ def convex_fusion(word_scores, meaning_scores, alpha):
 
 
 # %% [markdown]
-# ## 4. The reader gets parents
+# ## 3. The reader gets parents
 #
-# Whatever ranked them, the units are rag10's, and so is the reading: each
-# unit's parent once, in the order of its best unit (rag10's `best_parents`),
-# read within the budget, a window of a parent too big for what is left
-# (rag10's `assemble`). `read_parents` puts the two together for one
-# ranking. Units and parents are `(doc_id, start, end)` spans of the pages;
-# `parent_of[row]` is the row in `parents` of unit `row`'s parent, or None.
+# As rag10 reads: each ranked unit's parent once, at its best unit, whole while
+# it fits in what is left and in PARENT_TOKENS, else the window around the unit
+# (`window_around`); a unit too big gives none, and the walk goes on.
 
 
 # %%
 def read_parents(pages, ranked, units, parent_of, parents, budget_tokens=BUDGET_TOKENS):
     """The (doc_id, start, end) spans a reader gets for the `ranked` units (rows of `units`, best first):
-    their parents, each once, in the order of its best unit, read within `budget_tokens` by
-    rag10's assemble (with its own span_tokens)."""
+    each one's parent (a row of `parents`, or None) once, in the order of its best unit, whole while it
+    fits in what is left and in PARENT_TOKENS, else the window around its unit; at most budget_tokens."""
     seen = set()
-    candidates = []
+    handed = []
+    remaining = budget_tokens
     for unit in ranked:
         parent = parent_of[unit]
         if parent is None or parent in seen:
             continue
         seen.add(parent)
+        if remaining <= 0:
+            break
         doc_id, parent_start, parent_end = parents[parent]
         _, unit_start, unit_end = units[unit]
-        candidates.append((doc_id, (parent_start, parent_end), (unit_start, unit_end)))
-    return rag10.assemble(pages, candidates, budget_tokens)
+        page = pages[doc_id]
+        room = min(remaining, PARENT_TOKENS)
+        start, end = parent_start, parent_end
+        used = count_tokens(page[start:end])
+        if used > room:
+            window = window_around(page, (parent_start, parent_end), (unit_start, unit_end), room)
+            if window is None:
+                continue  # even the unit does not fit what is left: the next parent may
+            start, end = window
+            used = count_tokens(page[start:end])
+        handed.append((doc_id, start, end))
+        remaining -= used
+    return handed
 
 
 # %% [markdown]
-# ## 5. Search
+# ## 4. Search, and the dial
 #
-# The index is rag10's (its units, their parents, their vectors) with BM25
-# over the same units: each unit's embedded text (its header, its context,
-# its text), so both retrievers see the same words. Each question is ranked
-# both ways: by meaning as rag10 ranks, its best DEPTH units; by words, its
-# best DEPTH units among those sharing a term with it. Then fused, and read.
-# `search` fuses by RRF, which needs no setting.
+# BM25 runs over rag10's units' embedded texts, meaning is rag10's score; each
+# question's best DEPTH units both ways are fused and read (`search`: by RRF).
+# **Change `WEIGHTS` and run again**: dev chooses a weight, test reports all.
 
 
 # %%
-@dataclass
-class Hybrid:
-    """The two indexes of one set of pages: rag10's, by meaning, and BM25's over the same units, by words."""
-
-    index: object  # rag10's Index: its units, parents and vectors
-    words: Words  # BM25 over the same units' embedded text
-    units: list  # (doc_id, start, end) of each unit of the index
-    parents: list  # (doc_id, start, end) of each parent
-
-
-class Ranked(NamedTuple):
-    """One question's units, ranked both ways, with the scores that ranked them."""
-
-    words: list  # rows sharing a term with the question, best BM25 first, DEPTH at most
-    meaning: list  # rows, best rag10 score first, DEPTH
-    word_scores: np.ndarray  # a score per unit
-    meaning_scores: np.ndarray
-
-
 def build_hybrid(pages, title=TITLE, embedder=None):
-    """rag10's index of `pages` and BM25 over its units, built once per set of pages, title and embedder."""
-    key = (tuple(sorted(pages.items())), title, describe_embedder(embedder))  # openai: its model and server too
-    if key not in HYBRIDS:
-        index = rag10.build_index(pages, title, embedder)
-        units = [(unit.doc_id, unit.start, unit.end) for unit in index.units]
-        parents = [(doc_id, chunk.start, chunk.end) for doc_id, chunk in index.parents]
-        HYBRIDS[key] = Hybrid(index, word_index([unit.embedded for unit in index.units]), units, parents)
-    return HYBRIDS[key]
+    """rag10's index of `pages` (its units, parents, vectors) and BM25 over the units' embedded texts."""
+    index = lesson10.build_index(pages, title, embedder, folder=HERE)
+    return lesson.Hybrid(index, lesson.pack(bm25_index([search_terms(u.embedded) for u in index.units]),
+                                            len(index.units)))
 
 
-HYBRIDS = {}
-
-
-def ranked_units(hybrid, questions, embedder=None):
-    """A Ranked per question: rag10's scores for all questions in one matrix product, BM25's per question."""
-    meaning = rag10.unit_scores(hybrid.index, embed(list(questions), embedder))
-    result = []
-    for question, dense in zip(questions, meaning):
-        lexical = word_scores(hybrid.words, question)
-        by_words = [int(row) for row in np.argsort(-lexical, kind="stable")[:DEPTH] if lexical[row] > 0]
-        result.append(Ranked(by_words, np.argsort(-dense, kind="stable")[:DEPTH].tolist(), lexical, dense))
-    return result
+METHODS = {"words": lambda ranked, alpha: ranked.words, "meaning": lambda ranked, alpha: ranked.meaning,
+           "RRF": lambda ranked, alpha: reciprocal_rank_fusion([ranked.words, ranked.meaning])[:DEPTH],
+           "weighted": lambda ranked, alpha: by_weight(ranked, alpha)}  # a Ranked, a weight -> its units, best first
 
 
 def by_weight(ranked, alpha):
-    """The candidates (both rankings' units) by convex_fusion of their two scores, best first."""
+    """Both rankings' units, by convex_fusion of their two scores, best first."""
     pool = list(dict.fromkeys(ranked.meaning + ranked.words))
-    fused = np.asarray(convex_fusion(ranked.word_scores[pool].tolist(), ranked.meaning_scores[pool].tolist(),
-                                     alpha), dtype=float)
-    return [pool[place] for place in np.argsort(-fused, kind="stable")[:DEPTH]]
+    fused = convex_fusion(ranked.word_scores[pool].tolist(), ranked.meaning_scores[pool].tolist(), alpha)
+    return [pool[place] for place in np.argsort(-np.asarray(fused, dtype=float), kind="stable")[:DEPTH]]
 
 
-METHODS = {  # each: a question's Ranked and alpha -> its units, best first
-    "words": lambda ranked, alpha: ranked.words,
-    "meaning": lambda ranked, alpha: ranked.meaning,
-    "RRF": lambda ranked, alpha: reciprocal_rank_fusion([ranked.words, ranked.meaning])[:DEPTH],
-    "weighted": by_weight,
-}
-
-
-def read(hybrid, ranking, budget_tokens=BUDGET_TOKENS):
-    """read_parents of one ranking, on the hybrid's pages, units and parents."""
-    return read_parents(hybrid.index.pages, ranking, hybrid.units, hybrid.index.parent_of, hybrid.parents,
-                        budget_tokens)
+def found(hybrid, ranked, method, alpha=None, budget_tokens=BUDGET_TOKENS):
+    """Each question's spans by one of METHODS, from its Ranked (lesson.rankings)."""
+    index = hybrid.index
+    return [read_parents(index.pages, METHODS[method](one, alpha), index.spans, index.parent_of,
+                         index.parent_spans, budget_tokens) for one in ranked]
 
 
 def search(pages, questions, budget_tokens=BUDGET_TOKENS, title=TITLE, embedder=None):
-    """For each question, the (doc_id, start, end) spans a reader gets, best first, within budget:
-    rag10's parents of the units ranked by words and by meaning, fused by RRF.
-
-    `title` goes into every header, as rag7's; `embedder` is embed()'s model (None: the default).
-    """
+    """For each question, the spans a reader gets, best first, within budget: RRF of words and meaning."""
     hybrid = build_hybrid(pages, title, embedder)
-    if not questions:
-        return []
-    if not hybrid.units:
-        return [[] for _ in questions]
-    return [read(hybrid, METHODS["RRF"](ranked, None), budget_tokens)
-            for ranked in ranked_units(hybrid, questions, embedder)]
+    return found(hybrid, lesson.rankings(hybrid, list(questions), search_terms, embedder), "RRF", None, budget_tokens)
 
 
-# %% [markdown]
-# ## 6. Does it pay? At equal reading cost
-#
-# rag8's harness and rag10's figure: recall within 1,000 retrieved tokens,
-# by kind of question, on the test split. Words alone, meaning alone (which
-# is rag10's search: the lab checks it hands over the same spans), both
-# fused, and rag7's chunks with a chunk per table row, the course's
-# recommended chunker. Then questions of the test split, chosen by what the
-# rankings found: one words find and meaning misses, one the other way round,
-# and one that only fusion finds (each where the split has one).
-
-# %%
-NAMES = {"words": "words (BM25)", "meaning": "meaning (rag10)", "RRF": f"both, RRF k={RRF_K}",
-         "weighted": "both, weighted", "rag7": "rag7, table rows"}
-
-
-def found_all(hybrid, questions, alpha):
-    """{method: each question's spans} for the four methods, and rag7's chunks with table rows."""
-    ranked = ranked_units(hybrid, [q["question"] for q in questions])
-    hits = {method: [read(hybrid, rank(one, alpha)) for one in ranked] for method, rank in METHODS.items()}
-    hits["rag7"] = rag10.baseline_hits("header + table rows", questions)
-    return hits
-
-
-def mean_recall(questions, spans, kind="all"):
-    """Mean recall within the budget over the questions of `kind` ("all": every one)."""
-    scores = [rag10.recall_within(found, q) for q, found in zip(questions, spans) if kind in (q["kind"], "all")]
-    return sum(scores) / len(scores) if scores else 0.0
-
-
-def step_alpha(hybrid, questions):
-    """The convex combination's alpha, chosen on the dev split: the best recall, a tie to the nearer 0.5."""
-    ranked = ranked_units(hybrid, [q["question"] for q in questions])
-    recall = {alpha: mean_recall(questions, [read(hybrid, by_weight(one, alpha)) for one in ranked])
-              for alpha in ALPHAS}
-    alpha = max(ALPHAS, key=lambda a: (recall[a], -abs(a - 0.5)))
-    print(f"\n2. alpha, the weight of meaning, chosen on the {len(questions)} dev questions: {alpha}")
-    print("   recall within 1,000 tokens: " + ", ".join(f"{a} {recall[a]:.2f}" for a in ALPHAS))
-    return alpha
-
-
-def step_compare(questions, hits, alpha):
-    """The table: recall within the budget by kind, a row per method."""
-    print(f"\n3. Recall within {BUDGET_TOKENS:,} retrieved tokens, by kind ({len(questions)} test questions, "
-          f"{describe_embedder()})")
-    print(f"   {'method':<22} " + " ".join(f"{kind[:10]:>10}" for kind in rag8.KINDS))
-    for method, spans in hits.items():
-        name = f"{NAMES[method]} a={alpha}" if method == "weighted" else NAMES[method]
-        print(f"   {name:<22} " + " ".join(f"{mean_recall(questions, spans, kind):>10.2f}" for kind in rag8.KINDS))
-
-
-class Example(NamedTuple):
-    """A question shown, and what the methods made of it."""
-
-    label: str
-    question: dict
-    tokens: dict  # method -> tokens read up to the answer, or None where it is not all handed over
-    shared: list  # (units holding it, term) for each term the question and its answer share, rarest first
-
-
-class Rule(NamedTuple):
-    """Which question to show: one that the methods `finds` all find and `misses` all miss, of kind
-    `kind` if one is, with the rarest shared term if `rare`, then where `winner` reads least."""
-
-    label: str
-    kind: str | None
-    rare: bool
-    winner: str
-    finds: tuple
-    misses: tuple
-
-
-RULES = (Rule("words find, meaning misses", "identifier", True, "words", ("words",), ("meaning",)),
-         Rule("meaning finds, words miss", "prose", False, "meaning", ("meaning",), ("words",)),
-         Rule("only fusion finds", None, False, "RRF", ("RRF",), ("words", "meaning")))
-
-
-def tokens_to_answer(spans, question, pages):
-    """Tokens read up to the span that completes the answer (every gold span held whole), or None."""
-    missing, read = set(rag8.gold_spans(question)), 0
-    for doc_id, start, end in spans:
-        read += count_tokens(pages[doc_id][start:end])
-        missing = {gold for gold in missing if not rag8.holds((doc_id, start, end), gold)}
-        if not missing:
-            return read
-    return None
-
-
-def held(words, term):
-    """How many documents of `words` hold `term`."""
-    first, last = words.terms[term]
-    return last - first
-
-
-def examples(questions, hits, hybrid):
-    """An Example for each of RULES that some question of the split meets."""
-    shown = []
-    for number, question in enumerate(questions):
-        tokens = {method: tokens_to_answer(hits[method][number], question, hybrid.index.pages) for method in METHODS}
-        answer = set(search_terms(question["answer"]))
-        shared = sorted((held(hybrid.words, term), term)
-                        for term in dict.fromkeys(search_terms(question["question"])) if term in answer)
-        shown.append(Example("", question, tokens, shared))
-    chosen = []
-    for rule in RULES:
-        met = [example._replace(label=rule.label) for example in shown
-               if all(example.tokens[m] is not None for m in rule.finds)
-               and all(example.tokens[m] is None for m in rule.misses)]
-        if met:
-            chosen.append(min(met, key=lambda e: (e.question["kind"] != rule.kind,
-                                                  e.shared[0][0] if rule.rare and e.shared else 0,
-                                                  e.tokens[rule.winner])))
-    return chosen
-
-
-def step_examples(chosen, n_units):
-    """Each example: the question, its answer, how much each method read to it, and the terms they share."""
-    print("\n4. Test questions one method finds and another misses: tokens read up to the answer "
-          "(- where it is not handed over)")
-    for example in chosen:
-        question = example.question
-        print(f"   {example.label}: {question['question']!r} ({question['kind']})")
-        print(f"     answer: {rag10.short(question['answer'])}")
-        print("     " + ", ".join(f"{method} {example.tokens[method] or '-'}" for method in METHODS))
-        asked = len(set(search_terms(question["question"])))
-        line = f"     the answer holds {len(example.shared)} of the question's {asked} terms"
-        if example.shared:
-            line += f"; the rarest, {example.shared[0][1]!r}, is in {example.shared[0][0]:,} of {n_units:,} units"
-        print(line)
-
-
-# %% [markdown]
-# ## 7. Tricky inputs
-#
-# Before it searches, the lab checks your functions on cases worked out by
-# hand. BM25 on a corpus of three documents: "lease lost" (2 terms),
-# "satellite lost satellite lease" (4) and "satellite lease port port port
-# lease" (6), a mean length of 4, where a term in one document has idf
-# ln(1 + 2.5/1.5) = ln(8/3), in two ln(1.6), in all three ln(8/7); RRF on
-# two short rankings, and its ties; identifiers, versions and flags.
-
-# %%
-TERM_CASES = [
-    Case("an empty text", search_terms, ("",), returns([])),
-    Case("capitals and a full stop", search_terms, ("Orbit runs JOBS.",), returns(["orbit", "runs", "jobs"])),
-    Case("an identifier: the whole, then its parts", search_terms, ("storage.postgres_max_idle_conns",),
-         returns(["storage.postgres_max_idle_conns", "storage", "postgres", "max", "idle", "conns"])),
-    Case("a flag: the dashes before it join nothing", search_terms, ("--no-pager",),
-         returns(["no-pager", "no", "pager"])),
-    Case("an error code and a version at a sentence's end", search_terms, ("ORB-4024 in 2.6.1.",),
-         returns(["orb-4024", "orb", "4024", "in", "2.6.1", "2", "6", "1"])),
-    Case("a run of joiners", search_terms, ("snake__case",), returns(["snake__case", "snake", "case"])),
-    Case("a joiner with nothing after it", search_terms, ("a_ b",), returns(["a", "b"])),
-    Case("other characters end a term", search_terms, ("x=1 /etc/orbit 'quoted' `tick`",),
-         returns(["x", "1", "etc", "orbit", "quoted", "tick"])),
-    Case("letters beyond ASCII", search_terms, ("Café ÉTÉ 토큰",), returns(["café", "été", "토큰"])),
-]
-
-IDF_1, IDF_2, IDF_3 = math.log(8 / 3), math.log(1.6), math.log(8 / 7)  # df = 1, 2, 3 of N = 3
-WEIGHT_CASES = [
-    Case("once, in a document of mean length", bm25_weight, (1, 1, 3, 4, 4), returns(IDF_1 / 2.2)),
-    Case("twice: more, but not twice as much", bm25_weight, (2, 1, 3, 4, 4), returns(IDF_1 * 2 / 3.2)),
-    Case("a thousand times: still less than the idf", bm25_weight, (1000, 1, 3, 4, 4),
-         returns(IDF_1 * 1000 / 1001.2)),
-    Case("a short document counts more", bm25_weight, (1, 1, 3, 2, 4), returns(IDF_1 / 1.75)),
-    Case("a long document counts less", bm25_weight, (1, 1, 3, 6, 4), returns(IDF_1 / 2.65)),
-    Case("a term in every document still adds a little", bm25_weight, (1, 3, 3, 4, 4), returns(IDF_3 / 2.2)),
-    Case("b = 0: length does not matter", bm25_weight, (1, 1, 3, 2, 4), returns(IDF_1 / 2.2), dict(b=0)),
-    Case("k1 = 0: one occurrence is as good as any", bm25_weight, (5, 2, 3, 6, 4), returns(IDF_2), dict(k1=0)),
-]
-
-CORPUS = [["lease", "lost"], ["satellite", "lost", "satellite", "lease"],
-          ["satellite", "lease", "port", "port", "port", "lease"]]
-POSTINGS = {
-    "lease": [(0, IDF_3 / 1.75), (1, IDF_3 / 2.2), (2, IDF_3 * 2 / 3.65)],
-    "lost": [(0, IDF_2 / 1.75), (1, IDF_2 / 2.2)],
-    "satellite": [(1, IDF_2 * 2 / 3.2), (2, IDF_2 / 2.65)],
-    "port": [(2, IDF_1 * 3 / 4.65)],
-}
-
-
-def postings(expected):
-    """A judge for bm25_index: the same terms, each with the same rows in order, weights up to rounding."""
-    def judge(result, *args, **keywords):
-        got = {term: [(row, float(weight)) for row, weight in pairs] for term, pairs in dict(result).items()}
-        if sorted(got) != sorted(expected):
-            raise ValueError(f"returned the terms {sorted(got)}, expected {sorted(expected)}")
-        for term, pairs in expected.items():
-            if [row for row, _ in got[term]] != [row for row, _ in pairs] or not np.allclose(
-                    [w for _, w in got[term]], [w for _, w in pairs], rtol=1e-9, atol=1e-12):
-                raise ValueError(f"returned {term!r}: {got[term]}, expected {pairs}")
-    return judge
-
-
-INDEX_CASES = [
-    Case("no documents", bm25_index, ([],), returns({})),
-    Case("an empty document counts in the mean length", bm25_index, ([[], ["a"]],),
-         postings({"a": [(1, math.log(2) / 3.1)]})),
-    Case("three documents, worked out by hand", bm25_index, (CORPUS,), postings(POSTINGS)),
-    Case("three documents, no length normalisation", bm25_index, (CORPUS,), postings({
-        "lease": [(0, IDF_3 / 2.2), (1, IDF_3 / 2.2), (2, IDF_3 * 2 / 3.2)],
-        "lost": [(0, IDF_2 / 2.2), (1, IDF_2 / 2.2)],
-        "satellite": [(1, IDF_2 * 2 / 3.2), (2, IDF_2 / 2.2)],
-        "port": [(2, IDF_1 * 3 / 4.2)]}), dict(b=0)),
-]
-
-RRF_CASES = [
-    Case("no rankings", reciprocal_rank_fusion, ([],), returns([])),
-    Case("two short rankings", reciprocal_rank_fusion, ([["a", "b", "c"], ["c", "a", "d"]],),
-         returns(["a", "c", "b", "d"])),
-    Case("the same two in reverse: a tie, the first met first", reciprocal_rank_fusion, ([["a", "b"], ["b", "a"]],),
-         returns(["a", "b"])),
-    Case("a tie between two rankings of one item", reciprocal_rank_fusion, ([["b"], ["a"]],), returns(["b", "a"])),
-    Case("disjoint rankings: ties at each rank", reciprocal_rank_fusion, ([["a", "b"], ["c", "d"]],),
-         returns(["a", "c", "b", "d"])),
-    Case("k = 1: found twice low beats once at the top, ranks counted from 1", reciprocal_rank_fusion,
-         ([["a", "c", "b"], ["d", "b"]],), returns(["b", "a", "d", "c"]), dict(k=1)),
-    Case("unit rows, one ranking empty", reciprocal_rank_fusion, ([[], [7, 0, 3]],), returns([7, 0, 3])),
-]
-
-CONVEX_CASES = [
-    Case("no candidates", convex_fusion, ([], [], 0.5), returns([])),
-    Case("half and half", convex_fusion, ([0, 5, 10], [0.2, 0.4, 0.3], 0.5), returns([0.0, 0.75, 0.75])),
-    Case("alpha 1: meaning alone", convex_fusion, ([0, 5, 10], [0.2, 0.4, 0.3], 1), returns([0.0, 1.0, 0.5])),
-    Case("alpha 0: words alone", convex_fusion, ([0, 5, 10], [0.2, 0.4, 0.3], 0), returns([0.0, 0.5, 1.0])),
-    Case("no word matches: words add 0", convex_fusion, ([0, 0, 0], [0.1, 0.2, 0.3], 0.5),
-         returns([0.0, 0.25, 0.5])),
-    Case("negative cosines, BM25 in the tens", convex_fusion, ([30, 10], [-0.5, 0.5], 0.6), returns([0.4, 0.6])),
-]
-
-PAGES = {"a": "One two. Three four.", "b": "Five six."}  # "One two. Three four." is 5 tokens, "Five six." 3
-UNITS = [("a", 0, 8), ("a", 9, 20), ("b", 0, 9)]
-PARENT_SPANS = [("a", 0, 20), ("b", 0, 9)]
-
-READ_CASES = [
-    Case("nothing ranked", read_parents, (PAGES, [], UNITS, [0, 0, 1], PARENT_SPANS, 100), returns([])),
-    Case("two units of one parent: it is read once", read_parents,
-         (PAGES, [1, 0, 2], UNITS, [0, 0, 1], PARENT_SPANS, 100), returns([("a", 0, 20), ("b", 0, 9)])),
-    Case("parents in the order of their best unit", read_parents,
-         (PAGES, [2, 0], UNITS, [0, 0, 1], PARENT_SPANS, 100), returns([("b", 0, 9), ("a", 0, 20)])),
-    Case("a unit without a parent", read_parents, (PAGES, [0, 2], UNITS, [None, 0, 1], PARENT_SPANS, 100),
-         returns([("b", 0, 9)])),
-    Case("the budget spent after the first parent", read_parents,
-         (PAGES, [2, 0], UNITS, [0, 0, 1], PARENT_SPANS, 3), returns([("b", 0, 9)])),
-]
+WEIGHTS = (0, 0.3, 0.5, 0.7, 0.9, 1)  # the dial: the weight of meaning (0: words alone; 1: meaning alone)
 
 
 def main():
-    if embedder_name() != "wordllama":  # not the default: say which, before it is used
-        print(f"Embedder: {describe_embedder()} (ACADEMY_EMBEDDER), for meaning and for rag7's chunks\n")
-    print("0. Your functions, checked first on cases worked out by hand")
-    checks = Invariants("rag11")
-    batteries = (("search_terms", TERM_CASES), ("bm25_weight", WEIGHT_CASES), ("bm25_index", INDEX_CASES),
-                 ("reciprocal_rank_fusion", RRF_CASES), ("convex_fusion", CONVEX_CASES),
-                 ("read_parents", READ_CASES))
-    if not all([checks.check_cases(f"tricky inputs: {name} as worked out by hand", cases)
-                for name, cases in batteries]):
-        print("   The search is built on them: fix them, then search.")
+    checks, ok = lesson.check_by_hand(globals())
+    if not ok:
         return checks.verdict()
-
-    pages = corpus_pages()
+    pages, dev, test = corpus_pages(), corpus_questions("dev"), corpus_questions("test")
     hybrid = build_hybrid(pages)
     print(f"\n1. {len(hybrid.units):,} units (rag10's small units and parents), embedded and in BM25: "
           f"{len(hybrid.words.terms):,} terms, {len(hybrid.words.rows):,} postings")
-    alpha = step_alpha(hybrid, corpus_questions("dev"))
-    questions = corpus_questions("test")
-    hits = found_all(hybrid, questions, alpha)
-    step_compare(questions, hits, alpha)
-    chosen = examples(questions, hits, hybrid)
-    step_examples(chosen, len(hybrid.units))
-
-    print("\nInvariants")
-    spans = [found for method in METHODS for found in hits[method]]
-    bad = next(((d, s, e) for found in spans for d, s, e in found if not (d in pages and 0 <= s < e <= len(pages[d]))),
-               None)
-    spent = max(sum(count_tokens(pages[d][s:e]) for d, s, e in found) for found in spans)
-    checks.check(f"every span an exact slice of its page, each question's within {BUDGET_TOKENS:,} tokens, "
-                 "by every method", bad is None and spent <= BUDGET_TOKENS,
-                 f"{bad} is no slice" if bad else f"at most {spent} used")
-    overlap = rag10.no_overlaps(spans)
-    checks.check("no text handed over twice: no two spans of a question overlap", overlap is None,
-                 f"{overlap[0]} and {overlap[1]}" if overlap else "")
-    same = hits["meaning"] == rag10.search(pages, [q["question"] for q in questions])
-    checks.check("meaning alone, read by read_parents, is rag10's search: the same spans", same)
-    only = next((example for example in chosen if example.label == "only fusion finds"), None)
-    checks.check("fusion finds the lab's question, which neither words nor meaning alone finds", only is not None,
-                 f"{only.question['id']}, after {only.tokens['RRF']} tokens" if only else "no such question")
-    if only is not None:
-        fused = hits["RRF"][questions.index(only.question)]
-        checks.check("search() hands over for it what RRF found", search(pages, [only.question["question"]]) == [fused])
-    # Last, the public grading tests (tests/grading/test_rag11.py), run on your functions as the
-    # grader runs them, same examples and all: when they pass here, they pass there.
-    checks.check_public_tests(globals())
-    return checks.verdict()
+    print("\n2. The dial: the weight of meaning in the convex fusion, chosen on dev, reported on test")
+    asked = {name: [q["question"] for q in split] for name, split in (("dev", dev), ("test", test))}
+    ranked = {name: lesson.rankings(hybrid, questions, search_terms) for name, questions in asked.items()}
+    dial = {w: (found(hybrid, ranked["dev"], "weighted", w), found(hybrid, ranked["test"], "weighted", w))
+            for w in WEIGHTS}
+    chosen = lesson.weight_dial(dev, test, dial, WEIGHTS)
+    hits = {name: found(hybrid, ranked["test"], name) for name in ("words", "meaning", "RRF")}
+    hits[f"weighted {chosen}"] = dial[chosen][1]
+    lesson.compare_methods(test, hits, chosen, pages, search_terms)
+    shown = dict(zip(asked["test"][:20], hits["RRF"][:20]))  # search() must hand over what the table read
+    return lesson.checks(globals(), hits, pages, checks, search, shown)  # then the public grading tests
 
 
 # %% [markdown]

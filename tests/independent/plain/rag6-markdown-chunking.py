@@ -54,8 +54,13 @@ read_document, section_chunks = robust.read_document, robust.section_chunks  # r
 # - is_delimiter_row(line) is True for a table's delimiter row such as `|---|:--:|` or `--- | ---`;
 # - Block(kind, start, end, level=0, title="") is a block: `end` is after its last line's break;
 # - TokenIndex(text) counts any slice of a text tokenized once: index.count(start, end);
-# - with_overlap(text, chunks, max_tokens, overlap, index) lets each chunk reach back into the one before,
-#   within its section, never into a code block or table (rag5's overlap, kept out of what must stay whole).
+# - rag5.split_at_seams(text, start, end, max_tokens, index) cuts a span at its coarsest seams (yours), and
+#   rag5.mend(text, start, end, max_tokens) packs a span word by word, counting exactly;
+# - front_matter_chunk(text, body_start, max_tokens, index) is the front matter as one chunk; packing_budget
+#   (max_tokens, overlap, index) what packing may fill, leaving room for the overlap;
+# - with_overlap(text, chunks, blocks, max_tokens, overlap, index) lets each chunk reach back into the one
+#   before, within its section, never into a code block or table of `blocks` (rag5's overlap, kept out of
+#   what must stay whole), and flags oversize every chunk over max_tokens.
 
 # %% [markdown]
 # ## 1. Read the body into blocks
@@ -88,6 +93,8 @@ def read_blocks(text, start=0):
 
     kind is "heading" (with its level and title), "code", "table", "list",
     "quote" or "paragraph"; a block's `end` is just after its last line's break.
+    A fence inside a list item (NESTED_FENCE) ends the list there and is a code
+    block of its own, so that packing, which may cut a long list, never cuts it.
     """
     lines = split_lines(text, start)
     count = len(lines)

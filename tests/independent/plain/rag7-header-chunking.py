@@ -1,5 +1,5 @@
 # %% [markdown]
-# # rag7: Header-prefixed chunks
+# # rag7: Header-prefixed chunks, and a chunk per table row
 #
 # rag6's chunks know where they live: each carries its heading path. But the
 # embedder never sees it. A chunk under `## On Debian and Ubuntu` that says
@@ -7,36 +7,50 @@
 # word *Ubuntu*, so a user asking "how do I install on Ubuntu?" may never
 # find it.
 #
-# The fix is small: give every chunk a **header** built from the document's
-# title, the heading path and a few front-matter fields, such as
+# The remedy is small: give every chunk a **header** made of the document's
+# title, its heading path and a few front-matter fields,
 #
 #     Orbit docs › Install on Linux › On Debian and Ubuntu (applies to 2.x)
 #
-# and embed the header together with the text. The header is *not* part of
-# `chunk.text`: what a reader is shown and what an answer cites is still the
-# exact slice of the page. It lives in `chunk.header` and only enters
-# `chunk.embedding_text`.
+# and embed the header with the text. The header is *not* part of `chunk.text`:
+# what a reader is shown and an answer cites is still the exact slice
+# `page[start:end]`. It lives in `chunk.header` and only enters
+# `chunk.embedding_text` (header, a line break, text). The embedder's limit
+# applies to all it embeds, so `max_tokens` bounds header and text together.
 #
-# The header costs tokens, and the embedding model's limit applies to what it
-# embeds, so `max_tokens` bounds header and text together.
+# Tables ask the same of rows. "What is the default of `max_idle_conns`?" asks
+# about one row, yet a table kept whole is embedded as the mean of all its
+# rows. Cut into a chunk per row, each carrying the column names in its
+# header, a bare `5` still reads as a default.
 #
-# You write `make_header` and `header_chunks`.
+# You write `make_header`, `section_with_header` and `header_chunks`, then
+# `row_chunks` and `with_table_rows`. The lab stops at the first TODO it
+# reaches when run: `header_chunks`, which calls the two before it.
 
 # %%
-import re
 from dataclasses import replace
-from functools import partial
 
-from academy_llm import (
-    check_text_and_window, corpus_pages, corpus_questions, count_tokens, embed, is_clean_cut,
-    make_chunk, top_k,
-)
-from labkit import TRICKY_TEXTS, Case, Invariants, load_lab, returns, run_lab, view_chunks
+from academy_llm import check_text_and_window, count_tokens, make_chunk
+from labkit import load_lab, run_lab
+from labkit.explorer_widget import show_explorer  # given: the chunk explorer, in a notebook
+from labkit.lessons import rag7 as lesson  # given: the demonstration, the dial's chunks, the checks
+from labkit.lessons.dial import dial_report  # given: recall with its interval for each value of a dial
+from labkit.lessons.rag7 import fit_header, front_matter_fields, least_budget, tables_in
+from labkit.markdown import split_lines
+from labkit.notebook import in_notebook
 
-rag6 = load_lab("rag6")  # front_matter, read_document, section_chunks
+rag6 = load_lab("rag6")  # robust_markdown_chunks(text, max_tokens, overlap): the course's Markdown reader
 
-# Front-matter fields that go into the header when the caller names none.
-HEADER_FIELDS = ("applies_to",)
+# Given, one sentence each:
+# - front_matter_fields(text) is the page's front matter as a {key: value} dict ({} if it has none);
+# - least_budget(text) is the fewest tokens a chunk of `text` needs: its widest piece no cut may split;
+# - fit_header(header, limit) is `header` if it fits in `limit` tokens with its line break, else a
+#   shorter one that does: the title, "…", the nearest headings (see labkit/lessons/rag7.py);
+# - tables_in(text) lists the (start, end) of each table in `text`, a table shown in a code block left out;
+# - split_lines(text, start) gives the lines of `text` from `start` on, each with .start, .end (after its
+#   line break) and .text (without it).
+
+HEADER_FIELDS = ("applies_to",)  # the front-matter fields a header carries when the caller names none
 
 # %% [markdown]
 # ## 1. The header
@@ -44,8 +58,8 @@ HEADER_FIELDS = ("applies_to",)
 # `make_header("Orbit docs", ("Install on Linux", "On Debian and Ubuntu"),
 # {"applies_to": "2.x"})` gives
 # `"Orbit docs › Install on Linux › On Debian and Ubuntu (applies to 2.x)"`.
-# Field names are written as words (`applies_to` reads "applies to"); several
-# fields are separated by "; ". Empty parts are left out.
+# Field names are written as words (`applies_to` reads "applies to"), several
+# fields are separated by "; ", and empty parts are left out.
 
 
 # %%
@@ -75,162 +89,101 @@ def make_header(title, section, metadata):
 
 
 # %% [markdown]
-# ## 2. Chunks with headers, header included in the budget
+# ## 2. Chunks with headers, the header inside the budget
 #
-# Each section gets its header; the room left for text is
-# `max_tokens - count_tokens(header + "\n")`. rag6 chunks the section within
-# that room, and each chunk gets the header (`dataclasses.replace(chunk,
-# header=...)`). When the text starts with a non-space, the line break after
-# the header is a clean cut (rag5, section 1), so header and text counts
-# simply add up; otherwise they are counted together, and can come out a
-# token over. A section with such a chunk is chunked again with one token
-# less room. A header that leaves no room at all is an error: the caller must
-# raise `max_tokens` or shorten the title.
+# rag6 cuts the page into sections. Each section gets its header, and its
+# text is cut again with the room the header leaves: `max_tokens` less the
+# header's tokens with its line break. Counted together, header and text can
+# come out a token over what their counts add up to (when the text starts
+# with a space, the two merge into other tokens): then the section is cut
+# again with a token less room, until every chunk fits. A table or code block
+# over budget alone stays whole, flagged `oversize`, as in rag6.
+#
+# The page's text is what matters, so a header takes half of `max_tokens` at
+# most, less if the text's widest uncut piece (`least_budget`) needs more
+# room; `fit_header` shortens a longer one. No page is refused for its headings.
+
+
+# %%
+def section_with_header(text, start, end, section, header, max_tokens, overlap):
+    """The chunks of text[start:end] (one section), each with `section` and `header`: header and
+    text within max_tokens together, but for a block alone over budget (flagged oversize)."""
+    header_tokens = count_tokens(header + "\n") if header else 0
+    piece = text[start:end]
+    room = max_tokens - header_tokens
+    while room >= least_budget(piece):
+        chunks = []
+        for chunk in rag6.robust_markdown_chunks(piece, room, min(overlap, room - 1)):
+            chunks.append(replace(chunk, start=start + chunk.start, end=start + chunk.end, section=section,
+                                  header=header))
+        fits = True
+        for chunk in chunks:
+            if not chunk.oversize and count_tokens(chunk.embedding_text) > max_tokens:
+                fits = False  # header and text merged into a token more than their counts add up to
+                break
+        if fits:
+            return chunks
+        room -= 1
+    chunks = []  # no room leaves the header in: the section's chunks go without it
+    for chunk in rag6.robust_markdown_chunks(piece, max_tokens, overlap):
+        chunks.append(replace(chunk, start=start + chunk.start, end=start + chunk.end, section=section))
+    return chunks
 
 
 # %%
 def header_chunks(text, title, max_tokens, overlap=0, metadata=None):
-    """rag6's chunks, each with a header (title › headings (fields)) counted in max_tokens."""
+    """rag6's chunks, each with a header (title › headings (fields)) counted in max_tokens.
+
+    Bad arguments raise as rag6's do, and a title that is not a str is a TypeError.
+    `metadata` None means the HEADER_FIELDS of the page's front matter.
+    """
     check_text_and_window(text, max_tokens, overlap, "max_tokens", "tokens")
     if not isinstance(title, str):
         raise TypeError(f"title must be a str, got {type(title).__name__}")
     if text == "":
         return []
     if metadata is None:
-        found = rag6.front_matter(text)[0]
+        fields = front_matter_fields(text)
         metadata = {}
-        for field in HEADER_FIELDS:
-            if field in found:
-                metadata[field] = found[field]
-    document = rag6.read_document(text, max_tokens, overlap)
+        for name in HEADER_FIELDS:
+            if name in fields:
+                metadata[name] = fields[name]
+    limit = min(max_tokens // 2, max_tokens - min(max_tokens, least_budget(text)))
+    page = rag6.robust_markdown_chunks(text, max_tokens)
     chunks = []
-    if document.body_start:
-        front = rag6.front_matter_chunk(text, document.body_start, max_tokens, document.index)
-        front_header = make_header(title, (), metadata)
-        front = replace(front, header=front_header)
-        too_big = count_tokens(front.embedding_text) > max_tokens
-        chunks.append(replace(front, oversize=too_big))
-    for section in document.sections:
-        titles = []
-        for level, heading in section.path:
-            titles.append(heading)
-        header = make_header(title, tuple(titles), metadata)
-        for chunk in section_with_header(text, section, header, max_tokens, overlap, document):
-            chunks.append(chunk)
+    first = 0
+    while first < len(page):
+        last = first
+        while last + 1 < len(page) and page[last + 1].section == page[first].section:
+            last += 1
+        section = tuple(page[first].section)
+        header = fit_header(make_header(title, section, metadata), limit)
+        chunks.extend(section_with_header(text, page[first].start, page[last].end, section, header,
+                                          max_tokens, overlap))
+        first = last + 1
     return chunks
 
 
-def section_with_header(text, section, header, max_tokens, overlap, document):
-    """The chunks of one section, each carrying `header`, header and text within max_tokens.
-
-    The page's text is what matters: a header takes half of max_tokens at most (less
-    if the text's widest uncut piece needs more room), and a longer one is shortened
-    (shortened_header). So no page is refused for its headings.
-    """
-    need = min(max_tokens, document.index.min_budget)  # the room the text cannot do without
-    limit = min(max_tokens // 2, max_tokens - need)
-    if count_tokens(header + "\n") > limit:
-        header = shortened_header(header, limit)
-    header_tokens = count_tokens(header + "\n") if header else 0
-    for room in range(max_tokens - header_tokens, need - 1, -1):
-        chunks = rag6.section_chunks(text, section, room, min(overlap, room - 1), document.index, document.regions)
-        chunks = [replace(chunk, header=header) for chunk in chunks]
-        if all(c.oversize or embedded_tokens(c, header_tokens) <= max_tokens for c in chunks):
-            return chunks
-        # header and text counted together came out a token over: one token less room
-    return rag6.section_chunks(text, section, max_tokens, overlap, document.index, document.regions)  # no header fits
-
-
-def shortened_header(header, limit):
-    """`header` within `limit` tokens, its line break counted: the title, "…", then the
-    nearest headings that fit (the metadata stays with the last); then the title and the
-    nearest heading without the metadata; if not even that fits, it cut short, ending
-    in "…" ("" if nothing fits).
-
-    make_header("Docs", ("Guide", "Install", "On Debian"), {}) shortened to 8 tokens:
-    "Docs › … › On Debian".
-    """
-    parts = header.split(" › ")
-    between = ["…"] if len(parts) > 2 else []
-    shorter = [" › ".join([parts[0], "…", *parts[-nearest:]]) for nearest in range(len(parts) - 2, 0, -1)]
-    shorter.append(" › ".join([*parts[:-1][:1], *between, re.sub(r" \([^()]*\)$", "", parts[-1])]))
-    for candidate in shorter:
-        if count_tokens(candidate + "\n") <= limit:
-            return candidate
-    return cut_to_tokens(shorter[-1], limit)
-
-
-def cut_to_tokens(text, limit):
-    """The longest start of `text` that, with "…" and a line break, counts `limit` tokens
-    at most, with the "…"; "" if no start of it does."""
-    low, high = 0, len(text)  # characters kept; a binary search, counting a few short texts
-    while low < high:
-        middle = (low + high + 1) // 2
-        if count_tokens(text[:middle] + "…\n") <= limit:
-            low = middle
-        else:
-            high = middle - 1
-    kept = text[:low].rstrip()
-    return f"{kept}…" if kept and count_tokens(f"{kept}…\n") <= limit else ""
-
-
-def embedded_tokens(chunk, header_tokens):
-    """count_tokens(chunk.embedding_text), added up from the parts when the line break is a clean cut."""
-    if not chunk.header:
-        return chunk.n_tokens
-    if is_clean_cut(chunk.embedding_text, len(chunk.header) + 1):
-        return header_tokens + chunk.n_tokens
-    return count_tokens(chunk.embedding_text)
-
-
 # %% [markdown]
-# ## 3. An option for tables: one row, one chunk
+# ## 3. One row, one chunk
 #
-# A question about a table usually asks about one row ("what is the default
-# of `storage.postgres_max_idle_conns`?"). A table kept whole is embedded as
-# the mean of all its rows' words, which says little about any one row.
-# `with_table_rows` cuts each chunk that holds one table into a chunk per row,
-# and puts the table's header row (its column names) into each row's header,
-# beside the heading path, so that a bare `5` still reads as a default. The
-# text of each chunk is still an exact slice of the page. The last step below
-# (and rag8, by kind of question) measures what this wins (table questions)
-# and what it costs: many more small chunks compete for the top 5.
+# `row_chunks` cuts a chunk that holds one table into a chunk per row. The
+# first keeps what comes before the first row (a heading, a paragraph, the
+# column names) with that row; the last keeps what follows the last row. Each
+# row's header is the chunk's header and, on the next line, the table's header
+# row, so that the embedder reads each cell beside its column's name. Every
+# text is still an exact slice of the page.
+#
+# `with_table_rows` does that to a page's chunks. With overlap a chunk can
+# repeat a table the chunk before already cut into rows: a row is kept once,
+# and the chunks stay in order of their starts.
 
 
 # %%
-def with_table_rows(text, chunks, max_tokens):
-    """`chunks`, with each chunk holding one table cut into a chunk per row (see row_chunks).
-
-    A chunk whose pieces reach back before the last one kept (overlap repeating a table) takes the
-    last one's place from where it starts: rows that start before it are already given.
-    """
-    out = []
-    for chunk in chunks:
-        rows = row_chunks(text, chunk, max_tokens)
-        pieces = rows or [chunk]
-        if out and (pieces[0].start < out[-1].start or (rows and pieces[0].start == out[-1].start)):
-            previous = out.pop()
-            later = [piece for piece in pieces if piece.start >= previous.start]
-            if not later:
-                later = [make_chunk(text, previous.start, chunk.end, section=chunk.section, kind=chunk.kind,
-                                    header=chunk.header)]
-            elif later[0].start > previous.start:
-                out.append(previous)
-            pieces = later
-        out.extend(pieces)
-    return out
-
-
 def row_chunks(text, chunk, max_tokens):
-    """A chunk per row of the one table in `chunk`, the column names in each row's header.
-
-    rag6 reads the chunk's blocks, so a table shown inside a code block is not
-    taken for one. The first chunk keeps what comes before the first row (a
-    heading, a paragraph, the header row) and the first row; the last keeps
-    what follows the last row. None if the chunk does not hold exactly one
-    table of two rows or more, or if a row and its header would not fit in
-    max_tokens: the chunk then stays as it is.
-    """
+    """A chunk per row of the one table in `chunk`, the column names in each row's header; None
+    if `chunk` holds no table, or several, or one of fewer than two rows, or if a row with its
+    header would be over max_tokens (the chunk then stays whole)."""
     lines = rag6.split_lines(text[chunk.start : chunk.end])
     tables = [block for block in rag6.scan_blocks(lines) if block.kind == "table"]
     if len(tables) != 1 or tables[0].last - tables[0].first < 4:  # header row, delimiter row, two rows
@@ -251,203 +204,75 @@ def row_chunks(text, chunk, max_tokens):
     return rows
 
 
-# %% [markdown]
-# ## 4. Does it pay? Numbers from the dataset
-#
-# The course's dataset has 44 pages of Orbit documentation and 176 questions,
-# each labelled with the exact span of its answer. We chunk every page with
-# rag6 (bare) and rag7 (with headers) at the same budget, search all chunks of
-# all pages for each question, and count how often a chunk holding the whole
-# answer is among the top 5 (recall@5).
-
 # %%
-TITLE = "Orbit docs"
-MAX_TOKENS = 256
-OVERLAP = 32
-# A question from the dataset whose answer's key words are only in its heading.
-EXAMPLE_QUESTION = "w4-036"
+def with_table_rows(text, chunks, max_tokens):
+    """`chunks`, each that holds one table cut into a chunk per row (row_chunks).
 
-
-def corpus_chunks(chunker):
-    """[(doc_id, chunk)] for every page of the corpus."""
-    return [(doc_id, chunk) for doc_id, text in corpus_pages().items() for chunk in chunker(text)]
-
-
-def answer_ranks(chunks, questions):
-    """{question id: rank (1 = best) of the first chunk holding the whole answer, or None}."""
-    vectors = embed([chunk.embedding_text for _, chunk in chunks])
-    question_vectors = embed([q["question"] for q in questions])
-    ranks = {}
-    for question, vector in zip(questions, question_vectors):
-        ranks[question["id"]] = None
-        for place, (row, _) in enumerate(top_k(vector, vectors, 20), 1):
-            doc_id, chunk = chunks[row]
-            if doc_id == question["doc_id"] and chunk.start <= question["start"] and question["end"] <= chunk.end:
-                ranks[question["id"]] = place
-                break
-    return ranks
-
-
-def recall_at(ranks, k):
-    return sum(1 for rank in ranks.values() if rank is not None and rank <= k) / len(ranks)
-
-
-def step_show_headers():
-    """Show chunks of one page on its text, each labelled with the header it is embedded with."""
-    page = corpus_pages()["install-linux"]
-    print("1. Chunks of install-linux on the page; each label shows the chunk's header, which")
-    print("   is embedded with the chunk but is not in its text:")
-    chunks = header_chunks(page, TITLE, MAX_TOKENS, OVERLAP)
-    view_chunks(page, chunks, first=1, limit=3)
-
-
-def step_measure(questions, headed_chunks):
-    print(f"\n2. Recall over the whole corpus ({len(questions)} questions, {MAX_TOKENS}-token chunks)")
-    bare = answer_ranks(corpus_chunks(lambda t: rag6.markdown_chunks(t, MAX_TOKENS, OVERLAP)), questions)
-    headed = answer_ranks(headed_chunks, questions)
-    print(f"   {'chunks':<22} {'recall@1':>9} {'recall@5':>9}")
-    for name, ranks in (("rag6, bare", bare), ("rag7, with headers", headed)):
-        print(f"   {name:<22} {recall_at(ranks, 1):>9.3f} {recall_at(ranks, 5):>9.3f}")
-    return bare, headed
-
-
-def step_table_rows(questions, headed, headed_chunks):
-    """Recall@5 by kind of question: tables kept whole, against a chunk per table row."""
-    rowed_chunks = [(doc_id, chunk) for doc_id, text in corpus_pages().items()
-                    for chunk in with_table_rows(text, [c for d, c in headed_chunks if d == doc_id], MAX_TOKENS)]
-    rowed = answer_ranks(rowed_chunks, questions)
-    print(f"\n4. A chunk per table row: {len(headed_chunks)} chunks become {len(rowed_chunks)}")
-    print(f"   {'recall@5 of':<22} {'tables whole':>13} {'row chunks':>11}")
-    for kind in ("table", "code", "all"):
-        ids = {q["id"] for q in questions if kind in (q["kind"], "all")}
-        whole = recall_at({i: headed[i] for i in ids}, 5)
-        rows = recall_at({i: rowed[i] for i in ids}, 5)
-        print(f"   {kind + ' questions':<22} {whole:>13.3f} {rows:>11.3f}")
-    return rowed_chunks
+    With overlap, a chunk can repeat a table the chunk before already cut into rows. Its
+    rows that start before the last chunk kept are left out, so each row starts one chunk
+    and chunks stay in order; a piece that starts where that chunk does holds it, and
+    takes its place.
+    """
+    out = []
+    for chunk in chunks:
+        rows = row_chunks(text, chunk, max_tokens)
+        pieces = rows or [chunk]
+        if out and pieces[0].start <= out[-1].start:  # a piece starting where it starts takes its place
+            previous = out.pop()
+            later = [piece for piece in pieces if piece.start >= previous.start]
+            if not later:
+                later = [make_chunk(text, previous.start, chunk.end, section=chunk.section, kind=chunk.kind,
+                                    header=chunk.header)]
+            elif later[0].start > previous.start:
+                out.append(previous)
+            pieces = later
+        out.extend(pieces)
+    return out
 
 
 # %% [markdown]
-# ## 5. Tricky inputs
+# ## 4. What to look at, and the dial
 #
-# The lab ends by checking `make_header` on headers worked out by hand (an
-# empty title, an empty heading, several fields), and `header_chunks` on the
-# course's `TRICKY_TEXTS` and on rag6's tricky Markdown documents with every
-# line end, at budgets from 16 tokens up: rag6's promises must hold with the
-# header counted in, and a few lines must carry the header given by hand. The
-# first input that goes wrong is shown with the call that reproduces it.
-
+# A page's chunks with their headers, then recall over the course's 44 pages,
+# bare against headed, and a question the header moves (chosen from the data).
+# Then **the dial: tables whole or by rows**. Change `TABLES` and run again:
+# each value cuts every page with your functions and prints recall@5 with its
+# interval, and what the data shows.
 
 # %%
-TITLE_FOR_TRICKY_INPUTS = "Orbit docs"  # with a heading, it leaves 4 tokens or more of 16 for text
-HEADER_SETTINGS = (
-    dict(max_tokens=16, overlap=0), dict(max_tokens=24, overlap=4),
-    dict(max_tokens=400, overlap=0),
-)
-# The front matter alone fits in 16 tokens, but not with its header: it must be flagged oversize.
-WITH_FRONT_MATTER = '---\ntitle: Install\napplies_to: "2.x"\n---\n\n# Install\n\nUse apt.\n'
-HEADERS_BY_HAND = {"applies_to": "Orbit docs (applies to 2.x)",
-                   "Use apt.": "Orbit docs › Install (applies to 2.x)"}
+TITLE, MAX_TOKENS, OVERLAP = "Orbit docs", 256, 32
+TABLES = ("whole", "by rows")  # the dial
 
 
-MAKE_HEADER_CASES = [
-    Case("an empty title", make_header, ("", ("Install",), {}), returns("Install")),
-    Case("an empty heading and field", make_header, ("Docs", ("", "Usage"), {"edition": ""}),
-         returns("Docs › Usage")),
-    Case("a path and a field", make_header,
-         ("Orbit docs", ("Install", "On Linux"), {"applies_to": "2.x"}),
-         returns("Orbit docs › Install › On Linux (applies to 2.x)")),
-    Case("two fields", make_header,
-         ("Docs", (), {"applies_to": "2.4+", "edition": "enterprise"}),
-         returns("Docs (applies to 2.4+; edition enterprise)")),
-]
-
-
-def header_cases():
-    """Cases for make_header worked out by hand, then for header_chunks on tricky texts and
-    documents (the front matter one with headers given by hand), smallest text first."""
-    documents = [rag6.TrickyMarkdown(tricky.what, tricky.text) for tricky in TRICKY_TEXTS]
-    documents += rag6.with_every_line_end(rag6.TRICKY_MARKDOWN)
-    chunk_cases = [
-        Case(document.what, header_chunks, (document.text, TITLE_FOR_TRICKY_INPUTS),
-             partial(check_header_chunks, keep_whole=document.keep_whole, paths=document.paths),
-             dict(setting))
-        for document in documents
-        for setting in HEADER_SETTINGS
-    ]
-    chunk_cases += [
-        Case("front matter with a field for the header", header_chunks,
-             (WITH_FRONT_MATTER, TITLE_FOR_TRICKY_INPUTS),
-             partial(check_header_chunks, headers=HEADERS_BY_HAND), dict(setting))
-        for setting in HEADER_SETTINGS
-    ]
-    chunk_cases.append(Case("plain prose under a heading, with overlap", header_chunks,
-                            (PROSE_UNDER_A_HEADING, TITLE_FOR_TRICKY_INPUTS), shares_neighbours,
-                            dict(max_tokens=48, overlap=8)))
-    return MAKE_HEADER_CASES + sorted(chunk_cases, key=lambda case: len(case.args[0]))
-
-
-def shares_neighbours(chunks, text, title, max_tokens, overlap):
-    """Raise ValueError unless each chunk after the first reaches back into the one before: the
-    overlap asked for, on plain prose under one heading, where nothing stops it."""
-    check_header_chunks(chunks, text, title, max_tokens, overlap)
-    for before, after in zip(chunks, chunks[1:]):
-        if after.start >= before.end:
-            raise ValueError(f"overlap={overlap}, yet the chunk at {after.start} shares nothing with the one before")
-
-
-PROSE_UNDER_A_HEADING = "# Satellites\n\n" + "Each satellite dials out to the server and runs its jobs. " * 12
-
-
-def check_header_chunks(chunks, text, title, max_tokens, overlap, headers=None, **markdown):
-    """Raise ValueError unless `chunks` keep rag6's promises (rag6.check_markdown_chunks, with
-    the header counted in the budget), each header starts with `title`, and each line of
-    `headers` is only in chunks with the header given."""
-    rag6.check_markdown_chunks(chunks, text, max_tokens, overlap, **markdown)
-    for number, chunk in enumerate(chunks, 1):
-        if not chunk.header.startswith(title):
-            raise ValueError(f"chunk {number}'s header {chunk.header!r} does not start "
-                             f"with {title!r}")
-    for line, header in (headers or {}).items():
-        start = text.index(line)
-        for chunk in chunks:
-            if chunk.start < start + len(line) and start < chunk.end and chunk.header != header:
-                raise ValueError(f"the chunk holding {line!r} has the header {chunk.header!r}, "
-                                 f"not {header!r}")
+def tables_as(tables, text, chunks):
+    """A page's header chunks, its tables kept whole or cut by rows."""
+    return with_table_rows(text, chunks, MAX_TOKENS) if tables == "by rows" else chunks
 
 
 def main():
-    questions = corpus_questions()
-    step_show_headers()
-    headed_chunks = corpus_chunks(lambda t: header_chunks(t, TITLE, MAX_TOKENS, OVERLAP))
-    bare, headed = step_measure(questions, headed_chunks)
+    pages = lesson.pages()
+    headed = {name: header_chunks(text, TITLE, MAX_TOKENS, OVERLAP) for name, text in pages.items()}
+    if lesson.stops_early(pages, headed, tables_as):  # a FAIL before the demonstration trips on it
+        return False
+    lesson.show_headers(pages["install-linux"], headed["install-linux"])
+    bare = {name: rag6.robust_markdown_chunks(text, MAX_TOKENS, OVERLAP) for name, text in pages.items()}
+    lesson.bare_against_headed(bare, headed, MAX_TOKENS)
+    print(f"\n4. The dial: tables whole or by rows, header chunks of at most {MAX_TOKENS} tokens, overlap {OVERLAP}")
+    by_value = {tables: {name: tables_as(tables, text, headed[name]) for name, text in pages.items()}
+                for tables in TABLES}
+    dial_report("tables", by_value)
+    return lesson.checks(globals(), by_value)  # the lab's checks, then its public grading tests
 
-    example = next(q for q in questions if q["id"] == EXAMPLE_QUESTION)
-    holder = next(c for doc_id, c in headed_chunks
-                  if doc_id == example["doc_id"] and c.start <= example["start"] and example["end"] <= c.end)
-    print(f"\n3. {example['question']!r}")
-    print(f"   the answer's chunk has the header: {holder.header}")
-    print(f"   rank of the answer's chunk: bare {bare[example['id']]}, with headers {headed[example['id']]}")
-    rowed_chunks = step_table_rows(questions, headed, headed_chunks)
 
-    print("\nInvariants")
-    checks = Invariants("rag7")
-    pages = corpus_pages()
-    checks.check_chunks(  # the budget check counts header and text together
-        "nothing lost, text an exact slice, header + text within budget (tables whole, and by rows)",
-        [(pages[doc_id], [c for page, c in chunks if page == doc_id]) for doc_id in pages
-         for chunks in (headed_chunks, rowed_chunks)],
-        MAX_TOKENS,
-    )
-    checks.check(
-        "a question answered under its heading is found only with headers",
-        headed[example["id"]] == 1 and (bare[example["id"]] or 99) > 5,
-        f"rank {headed[example['id']]} with headers, {bare[example['id']]} without",
-    )
-    checks.check_cases(
-        "tricky inputs: headers as worked out by hand; rag6's promises kept, header counted in",
-        header_cases(),
-    )
-    return checks.verdict()
+# %%
+# In a notebook, an explorer: pick a chunker, move its budget and overlap, watch the chunks and headers.
+if __name__ == "__main__" and in_notebook():  # in a notebook only, not when a later lab loads this one
+    show_explorer(lesson.pages()["storage-backends"], {
+        "with headers": lambda text, max_tokens, overlap: header_chunks(text, TITLE, max_tokens, overlap),
+        "headers + table rows": lambda text, max_tokens, overlap: with_table_rows(
+            text, header_chunks(text, TITLE, max_tokens, overlap), max_tokens),
+        "markdown (rag6)": rag6.markdown_chunks,
+    }, lesson.QUESTION, lesson.ANSWER)
 
 
 # %% [markdown]
