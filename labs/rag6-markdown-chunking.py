@@ -95,6 +95,8 @@ def read_blocks(text, start=0):
     "quote" or "paragraph"; a block's `end` is just after its last line's break.
     A fence inside a list item (NESTED_FENCE) ends the list there and is a code
     block of its own, so that packing, which may cut a long list, never cuts it.
+    An item with another marker (- * + or . )) at the list's own level starts a
+    new list.
     """
     # TODO(rag6): Read the lines of text[start:] into blocks, in order, each the lines from where
     #   it starts to where it ends, with its kind: what a chunker must know to keep a
@@ -186,8 +188,8 @@ def markdown_chunks(text, max_tokens, overlap=0):
 # %%
 def verify(text, chunks):
     """Raise ValueError naming the first fence or table of `text` that a chunk starts or ends
-    strictly inside (a region runs from its first line's start to just after its last line's
-    break); return None if no chunk cuts one."""
+    strictly inside (a region runs from its first line's start to the end of its last line's
+    text, its line break left out); return None if no chunk cuts one."""
     # TODO(rag6): Find, without read_blocks, every fenced code block and table of the text, and
     #   fail with a message naming the first one a chunk boundary falls strictly inside.
     #   More help: python labs/rag6-markdown-chunking.py --hint 2, or show_hint(2) in a notebook.

@@ -95,6 +95,8 @@ def read_blocks(text, start=0):
     "quote" or "paragraph"; a block's `end` is just after its last line's break.
     A fence inside a list item (NESTED_FENCE) ends the list there and is a code
     block of its own, so that packing, which may cut a long list, never cuts it.
+    An item with another marker (- * + or . )) at the list's own level starts a
+    new list.
     """
     # BEGIN SOLUTION
     # hint 1: Read the lines of text[start:] into blocks, in order, each the lines from where it
@@ -114,13 +116,21 @@ def read_blocks(text, start=0):
     # hint 3: last line). Heading: HEADING.match(line): level = len(match[1]), title =
     # hint 3: re.sub(r"(^|[ \t]+)#+[ \t]*$", "", line[match.end():]).strip(). Table: "|" in line and
     # hint 3: is_delimiter_row(next line). Indented code: line.startswith(("    ", "\t")).
-    def ends_block(kind, following, after_blank):
-        """True if the line `following` does not continue a block of `kind`."""
+    def ends_block(kind, following, after_blank, first):
+        """True if the line `following` does not continue a block of `kind` that began with line `first`."""
         if kind == "list":  # a fence in an item is read as a block of its own, so that none cuts it
-            return bool(NESTED_FENCE.match(following) or HEADING.match(following) or QUOTE.match(following)) or (
+            return bool(NESTED_FENCE.match(following) or HEADING.match(following) or QUOTE.match(following)
+                        or another_list(first, following)) or (
                 after_blank and not following.startswith(("  ", "\t")) and not LIST_ITEM.match(following))
         return bool(FENCE.match(following) or HEADING.match(following) or (kind != "quote" and QUOTE.match(following))
                     or (kind != "list" and LIST_ITEM.match(following)))
+
+    def another_list(first, following):
+        """True if `following` is an item of the list's own level (left of its first item's text) with
+        another marker (- * + or . )): it starts a new list."""
+        head, item = LIST_ITEM.match(first), LIST_ITEM.match(following)
+        return bool(item) and len(following) - len(following.lstrip()) < head.end() and (
+            item.group().strip()[-1] != head.group().strip()[-1])
 
     lines = split_lines(text, start)
     blank = [not line.text.strip() for line in lines]
@@ -156,7 +166,7 @@ def read_blocks(text, start=0):
                 k = j + 1
                 while kind == "list" and k < len(lines) and blank[k]:
                     k += 1
-                if k == len(lines) or blank[k] or ends_block(kind, lines[k].text, k > j + 1):
+                if k == len(lines) or blank[k] or ends_block(kind, lines[k].text, k > j + 1, line):
                     break
                 j = k
         blocks.append(Block(kind, lines[i].start, lines[j].end))
@@ -296,8 +306,8 @@ def markdown_chunks(text, max_tokens, overlap=0):
 # %%
 def verify(text, chunks):
     """Raise ValueError naming the first fence or table of `text` that a chunk starts or ends
-    strictly inside (a region runs from its first line's start to just after its last line's
-    break); return None if no chunk cuts one."""
+    strictly inside (a region runs from its first line's start to the end of its last line's
+    text, its line break left out); return None if no chunk cuts one."""
     # BEGIN SOLUTION
     # hint 1: Find, without read_blocks, every fenced code block and table of the text, and fail
     # hint 1: with a message naming the first one a chunk boundary falls strictly inside.
@@ -307,7 +317,7 @@ def verify(text, chunks):
     # hint 2: the line before a blank one. Then test both ends of every chunk against every region:
     # hint 2: start < position < end is a cut.
     # hint 3: regions = []; i = 0; while i < len(lines): opening = re.match(r" {0,3}(`{3,}|~{3,})",
-    # hint 3: line) ... regions.append((kind, lines[i].start, lines[j].end)); i = j + 1.
+    # hint 3: line) ... regions.append((kind, lines[i].start, where lines[j].text ends)); i = j + 1.
     # hint 3: for kind, start, end in regions: for chunk in chunks: for position in (chunk.start,
     # hint 3: chunk.end): if start < position < end: raise ValueError(f"... {kind} at [{start}, {end})").
     lines = split_lines(text)
@@ -320,11 +330,12 @@ def verify(text, chunks):
             j += 1
             while j < len(lines) and not re.fullmatch(r" {0,3}" + re.escape(char) * length + r"+[ \t]*", lines[j].text):
                 j += 1
-            regions.append(("fence", lines[i].start, lines[min(j, len(lines) - 1)].end))
+            last = lines[min(j, len(lines) - 1)]
+            regions.append(("fence", lines[i].start, last.start + len(last.text)))
         elif "|" in line and i + 1 < len(lines) and is_delimiter_row(lines[i + 1].text):
             while j + 1 < len(lines) and lines[j + 1].text.strip():
                 j += 1
-            regions.append(("table", lines[i].start, lines[j].end))
+            regions.append(("table", lines[i].start, lines[j].start + len(lines[j].text)))
         i = j + 1
     for kind, start, end in regions:
         for chunk in chunks:

@@ -376,8 +376,8 @@ def _regions(lines):
 
 def verify(text, chunks):
     """Raise ValueError naming the first fence or table of `text` that a chunk starts or ends
-    strictly inside (a region runs from its first line's start to just after its last line's
-    break); return None if no chunk cuts one."""
+    strictly inside (a region runs from its first line's start to the end of its last line's
+    text, its line break left out); return None if no chunk cuts one."""
     edges = sorted({position for chunk in chunks for position in (chunk.start, chunk.end)})
     for kind, start, end in _regions(split_lines(text)):
         cut = next((edge for edge in edges if start < edge < end), None)

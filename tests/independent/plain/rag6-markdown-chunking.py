@@ -120,6 +120,14 @@ def read_blocks(text, start=0):
     def quoted(s):
         return re.match(r" {0,3}>", s) is not None
 
+    def new_list(opening, s):
+        # an item left of where the opening item's text begins, with another bullet or delimiter
+        marker = re.compile(r"( {0,3})([-*+]|[0-9]{1,9}([.)]))(?:[ \t]|$)")
+        a, b = marker.match(opening), marker.match(s)
+        if b is None or len(b.group(1)) >= a.end():
+            return False
+        return (a.group(3) or a.group(2)) != (b.group(3) or b.group(2))
+
     def indented(s):
         return s.startswith("\t") or s.startswith("    ")
 
@@ -176,7 +184,8 @@ def read_blocks(text, start=0):
             s = lines[k].text
             if kind == "list":
                 stops = (re.match(r"[ \t]*(`{3,}|~{3,})", s) is not None or heading_of(s) is not None
-                         or quoted(s) or (k > gap and not s.startswith(("  ", "\t")) and not item(s)))
+                         or quoted(s) or (k > gap and not s.startswith(("  ", "\t")) and not item(s))
+                         or new_list(lines[first].text, s))
             else:
                 stops = (opens_fence(s) is not None or heading_of(s) is not None
                          or (kind != "quote" and quoted(s)) or (kind != "list" and item(s)))
@@ -300,8 +309,8 @@ def markdown_chunks(text, max_tokens, overlap=0):
 # %%
 def verify(text, chunks):
     """Raise ValueError naming the first fence or table of `text` that a chunk starts or ends
-    strictly inside (a region runs from its first line's start to just after its last line's
-    break); return None if no chunk cuts one."""
+    strictly inside (a region runs from its first line's start to the end of its last line's
+    text, its line break left out); return None if no chunk cuts one."""
     spans = []
     state = None  # None, or ("fence", first line, char, length) or ("table", first line)
     lines = split_lines(text)
@@ -310,13 +319,13 @@ def verify(text, chunks):
         if state is not None and state[0] == "fence":
             close = re.match(r" {0,3}(`+|~+)[ \t]*$", s)
             if close and close.group(1)[0] == state[2] and len(close.group(1)) >= state[3]:
-                spans.append(("fence", lines[state[1]].start, line.end))
+                spans.append(("fence", lines[state[1]].start, line.start + len(s)))
                 state = None
             continue
         if state is not None and state[0] == "table":
             if s.strip():
                 continue
-            spans.append(("table", lines[state[1]].start, lines[number - 1].end))
+            spans.append(("table", lines[state[1]].start, lines[number - 1].start + len(lines[number - 1].text)))
             state = None
         opening = re.match(r" {0,3}(`{3,}|~{3,})", s)
         if opening:
@@ -324,7 +333,7 @@ def verify(text, chunks):
         elif "|" in s and number + 1 < len(lines) and is_delimiter_row(lines[number + 1].text):
             state = ("table", number)
     if state is not None:
-        spans.append((state[0], lines[state[1]].start, lines[-1].end))
+        spans.append((state[0], lines[state[1]].start, lines[-1].start + len(lines[-1].text)))
     edges = sorted({edge for chunk in chunks for edge in (chunk.start, chunk.end)})
     for kind, low, high in spans:
         for edge in edges:
