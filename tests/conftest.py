@@ -147,37 +147,52 @@ SHARED_WORK = {"tests/test_independent.py": "tests/test_grader.py",
 
 
 class ProcessPlan:
-    """How pytest-xdist shares the project's run between its processes (process_scope), and in which
-    order: the grading first, then the modules that start work in other processes (start_early), so
-    that this work runs beside the rest, then the others, the largest first."""
+    """How pytest-xdist shares the project's run between its processes (process_scope).
+
+    The first worker runs every scope whose modules start work in other processes (start_early), and
+    starts all that work when the tests start to run, as a run in one process does, so that it runs
+    beside everything else; every other scope goes to whichever worker is free, the grading first,
+    then the largest. A scope reading outside work is never left to a worker that did not start it.
+    """
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config, log):
         from xdist.scheduler import LoadScopeScheduling
 
         class ScopeScheduling(LoadScopeScheduling):
-            ordered = False
+            early = None  # the scopes that read outside work, known once the tests are collected
 
             def _split_scope(self, nodeid: str) -> str:
                 return process_scope(nodeid)
 
             def _assign_work_unit(self, node) -> None:
-                if not self.ordered:
-                    self.ordered = True
-                    for scope in sorted(self.workqueue, key=lambda scope: scope_order(config, scope,
-                                                                                     self.workqueue[scope])):
+                if self.early is None:
+                    self.early = {scope for scope in self.workqueue if starts_outside_work(config, scope)}
+                    for scope in sorted(self.workqueue, key=lambda scope: (scope != "tests/grading",
+                                                                           -len(self.workqueue[scope]))):
                         self.workqueue.move_to_end(scope)
-                super()._assign_work_unit(node)
+                first = node.gateway.id == FIRST_WORKER
+                ours = [scope for scope in self.workqueue if (scope in self.early) == first]
+                mine = ours or ([] if not first else list(self.workqueue))
+                if not mine:
+                    node.shutdown()  # after the tests it has: what is left is the first worker's
+                    return
+                work_unit = self.workqueue.pop(mine[0])
+                self.assigned_work.setdefault(node, {})[mine[0]] = work_unit
+                collection = self.registered_collections[node]
+                node.send_runtest_some([collection.index(nodeid) for nodeid, done in work_unit.items() if not done])
 
         return ScopeScheduling(config, log)
 
 
-def scope_order(config, scope: str, tests: dict) -> tuple:
-    """The grading first, then the scopes that start outside work, then the rest, the largest first."""
-    starts_work = any("\ndef start_early(" in (config.rootpath / path).read_text(encoding="utf-8")
-                      for path in {scope, *(module for module, joined in SHARED_WORK.items() if joined == scope)}
-                      if path.endswith(".py") and (config.rootpath / path).is_file())
-    return (scope != "tests/grading", not starts_work, -len(tests))
+FIRST_WORKER = "gw0"  # pytest-xdist's name of its first worker process
+
+
+def starts_outside_work(config, scope: str) -> bool:
+    """Whether a module of `scope` defines start_early (read from its text: the controller imports no test)."""
+    modules = {scope, *(module for module, joined in SHARED_WORK.items() if joined == scope)}
+    return any("\ndef start_early(" in (config.rootpath / path).read_text(encoding="utf-8")
+               for path in modules if path.endswith(".py") and (config.rootpath / path).is_file())
 
 
 class ClosingSections:
@@ -252,28 +267,12 @@ def pytest_runtestloop(session):
     if not will_run_tests(session):
         return None
     session.config.pluginmanager.getplugin("grade-book").choose_isolation(session.items)
-    if is_worker(session.config):
-        return None  # a worker does not know yet which modules it will run: see pytest_runtest_protocol
+    if is_worker(session.config) and session.config.workerinput["workerid"] != FIRST_WORKER:
+        return None  # under pytest-xdist, the first worker runs every module that starts outside work
     for module in dict.fromkeys(getattr(item, "module", None) for item in session.items):
-        start_early(module, session)
+        if module is not None and hasattr(module, "start_early"):
+            module.start_early(session)
     return None  # pytest's own loop runs the tests
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_protocol(item, nextitem):
-    """In a pytest-xdist worker, a module's outside work starts when its first test is about to run:
-    the worker that runs a module runs all of it (process_scope), and the other never starts it."""
-    if is_worker(item.config):
-        start_early(getattr(item, "module", None), item.session)
-
-
-STARTED_EARLY: set = set()  # the test modules whose start_early this process has called
-
-
-def start_early(module, session) -> None:
-    if module is not None and hasattr(module, "start_early") and module.__name__ not in STARTED_EARLY:
-        STARTED_EARLY.add(module.__name__)
-        module.start_early(session)
 
 
 def will_run_tests(session) -> bool:
