@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_LABS = ROOT / "solutions"
 STUDENT_LABS = ROOT / "labs"
 REFERENCE_TIMES = Path(__file__).resolve().parent / "grading" / "reference_times.json"
+GRADING_TESTS = Path(__file__).resolve().parent / "grading"
 HIDDEN_TESTS = Path(__file__).resolve().parent / "grading" / "hidden"  # absent from the handout
 # What a lab may not read while it is graded: the reference, the judge, the tools, the history.
 FORBIDDEN = [ROOT / name for name in confine.CLOSED_FOLDERS]
@@ -86,6 +87,7 @@ def pytest_addoption(parser):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
+    one_process_for_a_grading(config)
     own_temporary_folder(config)
     own_embedding_cache(config)
     config.addinivalue_line("markers", "grade(lab): a grading test of `lab`")
@@ -96,6 +98,130 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "heavy: the deeper tier CI also runs (`pytest -m heavy`): "
                             "the grader against faults and cheats, a class, every mutation")
     config.pluginmanager.register(GradeBook(config), "grade-book")
+    config.pluginmanager.register(ClosingSections(config), "closing-sections")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(ProcessPlan(), "process-plan")
+
+
+# ---- two processes for the project's own run, one for a grading ----------------------------
+
+
+def one_process_for_a_grading(config) -> None:
+    """Run a grading in this process alone, whatever `-n` says (pyproject.toml's addopts ask for two).
+
+    The project's own run spreads its tests over two pytest processes (pytest-xdist), but a grading
+    keeps to one: a run of grading tests alone (all its paths in tests/grading, as grade_class,
+    Gradescope and an instructor run it), any run of a folder other than the reference (--lab-dir),
+    and a handout's (no solutions/). Its public and hidden workers must never run at once
+    (LabFolder.close_the_other_kind), which two processes could not promise, and its grades table
+    and one-line failures are one process's. Called before pytest-xdist starts its processes.
+    """
+    option = config.option
+    if getattr(option, "dist", "no") == "no" or getattr(config, "workerinput", None) is not None:
+        return
+    grading_only = all(is_within(config.invocation_params.dir / arg.split("::")[0], GRADING_TESTS)
+                       for arg in config.args)
+    other_folder = Path(config.getoption("--lab-dir")).resolve() != REFERENCE_LABS.resolve()
+    if grading_only or other_folder or not REFERENCE_LABS.is_dir():
+        option.dist, option.numprocesses, option.tx = "no", 0, []
+
+
+def is_within(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder)
+
+
+def process_scope(nodeid: str) -> str:
+    """Which tests one pytest process runs together: every grading test in one (the GradeBook and the
+    lab workers are one process's); a test module with the module that reads the same outside work
+    (SHARED_WORK); every other module on its own."""
+    path = nodeid.split("::", 1)[0]
+    if path.startswith("tests/grading/"):
+        return "tests/grading"
+    return SHARED_WORK.get(path, path)
+
+
+# Modules that read one outside run of the same thing (a process-wide cache), so one process runs both:
+# the independent labs' grading (gradings.shared) and a student lab's run (offline.student_lab_run).
+SHARED_WORK = {"tests/test_independent.py": "tests/test_grader.py",
+               "tests/test_notebooks.py": "tests/test_labs.py"}
+
+
+class ProcessPlan:
+    """How pytest-xdist shares the project's run between its processes (process_scope).
+
+    The first worker runs every scope whose modules start work in other processes (start_early), and
+    starts all that work when the tests start to run, as a run in one process does, so that it runs
+    beside everything else; every other scope goes to whichever worker is free, the grading first,
+    then the largest. A scope reading outside work is never left to a worker that did not start it.
+    """
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config, log):
+        from xdist.scheduler import LoadScopeScheduling
+
+        class ScopeScheduling(LoadScopeScheduling):
+            early = None  # the scopes that read outside work, known once the tests are collected
+
+            def _split_scope(self, nodeid: str) -> str:
+                return process_scope(nodeid)
+
+            def _assign_work_unit(self, node) -> None:
+                if self.early is None:
+                    self.early = {scope for scope in self.workqueue if starts_outside_work(config, scope)}
+                    for scope in sorted(self.workqueue, key=lambda scope: (scope != "tests/grading",
+                                                                           -len(self.workqueue[scope]))):
+                        self.workqueue.move_to_end(scope)
+                first = node.gateway.id == FIRST_WORKER
+                ours = [scope for scope in self.workqueue if (scope in self.early) == first]
+                mine = ours or ([] if not first else list(self.workqueue))
+                if not mine:
+                    node.shutdown()  # after the tests it has: what is left is the first worker's
+                    return
+                work_unit = self.workqueue.pop(mine[0])
+                self.assigned_work.setdefault(node, {})[mine[0]] = work_unit
+                collection = self.registered_collections[node]
+                node.send_runtest_some([collection.index(nodeid) for nodeid, done in work_unit.items() if not done])
+
+        return ScopeScheduling(config, log)
+
+
+FIRST_WORKER = "gw0"  # pytest-xdist's name of its first worker process
+
+
+def starts_outside_work(config, scope: str) -> bool:
+    """Whether a module of `scope` defines start_early (read from its text: the controller imports no test)."""
+    modules = {scope, *(module for module, joined in SHARED_WORK.items() if joined == scope)}
+    return any("\ndef start_early(" in (config.rootpath / path).read_text(encoding="utf-8")
+               for path in modules if path.endswith(".py") and (config.rootpath / path).is_file())
+
+
+class ClosingSections:
+    """Sections a test module adds to the end of the run (the mutation study's catch rates), printed
+    where the run's summary is: under pytest-xdist, by the controller, to which each worker sends its own."""
+
+    def __init__(self, config):
+        self.config, self.sections = config, []
+
+    def add(self, title: str, lines: list) -> None:
+        if is_worker(self.config):
+            self.config.workeroutput.setdefault("sections", []).append([title, list(lines)])
+        else:
+            self.sections.append([title, list(lines)])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error):
+        self.sections += getattr(node, "workeroutput", {}).get("sections", [])
+
+    def pytest_terminal_summary(self, terminalreporter):
+        for title, lines in self.sections:
+            terminalreporter.section(title)
+            for line in lines:
+                terminalreporter.write_line(line)
+
+
+def is_worker(config) -> bool:
+    """Whether this pytest process is one of pytest-xdist's workers."""
+    return getattr(config, "workerinput", None) is not None
 
 
 def own_temporary_folder(config) -> None:
@@ -141,6 +267,8 @@ def pytest_runtestloop(session):
     if not will_run_tests(session):
         return None
     session.config.pluginmanager.getplugin("grade-book").choose_isolation(session.items)
+    if is_worker(session.config) and session.config.workerinput["workerid"] != FIRST_WORKER:
+        return None  # under pytest-xdist, the first worker runs every module that starts outside work
     for module in dict.fromkeys(getattr(item, "module", None) for item in session.items):
         if module is not None and hasattr(module, "start_early"):
             module.start_early(session)
@@ -405,6 +533,7 @@ class GradeBook:
         self.reference_times = (json.loads(REFERENCE_TIMES.read_text()) if REFERENCE_TIMES.is_file()
                                 else {})
         self.list_failures = False  # each failure in a line of the grades table (one_line_failures)
+        self.gathered: dict = {}  # under pytest-xdist, what the workers' lab workers said (pytest_testnodedown)
 
     # -- collection: shares and limits
 
@@ -439,6 +568,10 @@ class GradeBook:
         if config.option.verbose > 0 or config.option.tbstyle != "auto":
             return
         config.option.tbstyle = "no"
+        self.listed_failures(config)
+
+    def listed_failures(self, config) -> None:
+        """Failures in the grades table, and not again in pytest's short summary."""
         terminal = config.pluginmanager.getplugin("terminalreporter")
         if terminal is not None:
             terminal.reportchars = terminal.reportchars.replace("f", "").replace("E", "")
@@ -526,6 +659,48 @@ class GradeBook:
             entry["outcome"] = "passed"
             entry["message"] = ""
 
+    # -- under pytest-xdist: each worker's grades, gathered where the table is printed
+
+    def pytest_sessionfinish(self, session):
+        """A worker sends the controller its entries, with what its lab workers said (walls, refusals)."""
+        if not is_worker(session.config) or not self.entries:
+            return
+        session.config.workeroutput["grades"] = {
+            "entries": self.entries, "times": dict(self.times), "walls": self.lab_folder.walls(),
+            "refusals": {lab: self.lab_folder.refusals(lab) for lab in course_lab_files()},
+            "isolation": self.lab_folder.isolation, "list_failures": self.list_failures,
+        }
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error):
+        """The controller keeps, of each test, the entry of the worker that ran it (process_scope
+        runs every grading test in one worker; the others send theirs as not run)."""
+        sent = getattr(node, "workeroutput", {}).get("grades")
+        if not sent:
+            return
+        for nodeid, entry in sent["entries"].items():
+            if self.entries.get(nodeid, {"outcome": "not run"})["outcome"] == "not run":
+                self.entries[nodeid] = entry
+        for name, seconds in sent["times"].items():
+            self.times[name] = max(self.times[name], seconds)
+        self.gathered["walls"] = list(dict.fromkeys(self.gathered.get("walls", []) + sent["walls"]))
+        for lab, found in sent["refusals"].items():
+            self.gathered.setdefault("refusals", {})[lab] = list(
+                dict.fromkeys(self.gathered.get("refusals", {}).get(lab, []) + found))
+        self.gathered["isolation"] = sent["isolation"]
+        if sent["list_failures"] and not self.list_failures:
+            self.list_failures = True
+            self.listed_failures(self.config)
+
+    def isolation(self) -> str:
+        return self.gathered.get("isolation") or self.lab_folder.isolation
+
+    def walls(self) -> list:
+        return self.gathered.get("walls") or self.lab_folder.walls()
+
+    def refusals(self, lab: str) -> list:
+        return list(dict.fromkeys(self.lab_folder.refusals(lab) + self.gathered.get("refusals", {}).get(lab, [])))
+
     # -- the end: the table, the JSON, the times
 
     def pytest_terminal_summary(self, terminalreporter, config):
@@ -564,7 +739,8 @@ class GradeBook:
         """The whole grade, shaped for --grade-json (the README's instructors' page documents it)."""
         labs = {}
         for entry in self.entries.values():
-            lab = labs.setdefault(entry["lab"], new_lab_report(entry["lab"], self.lab_folder))
+            lab = labs.setdefault(entry["lab"], new_lab_report(entry["lab"], self.lab_folder,
+                                                               self.refusals(entry["lab"])))
             function = lab["functions"].setdefault(entry["function"], {"earned": 0.0, "possible": 0.0})
             earned = entry["points"] if entry["outcome"] == "passed" else 0.0
             for total in (lab, function):
@@ -582,9 +758,9 @@ class GradeBook:
             "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "course_commit": course_commit(),
             "lab_dir": str(self.folder),
-            "isolation": NOT_CHOSEN if self.config.option.collectonly else self.lab_folder.isolation,
+            "isolation": NOT_CHOSEN if self.config.option.collectonly else self.isolation(),
             "submission_seed": grading_checks.submission_seed() if HIDDEN_TESTS.is_dir() else None,
-            "walls": self.lab_folder.walls(),
+            "walls": self.walls(),
             "earned": round(sum(lab["earned"] for lab in labs.values()), 2),
             "possible": round(sum(lab["possible"] for lab in labs.values()), 2),
             "labs": dict(sorted(labs.items(), key=lambda item: lab_number(item[0]))),
@@ -681,9 +857,8 @@ def is_hidden(item) -> bool:
     return "/hidden/" in item.nodeid
 
 
-def new_lab_report(lab: str, folder: LabFolder) -> dict:
+def new_lab_report(lab: str, folder: LabFolder, refusals: list) -> dict:
     path, warnings, reason = folder.found.get(lab, (None, [], ""))
-    refusals = folder.refusals(lab)
     flags = [f"refused: {safe_text(what, REASON_LIMIT)}" for what in refusals[:SHOWN_REFUSALS]]
     if len(refusals) > SHOWN_REFUSALS:
         flags.append(f"refused: and {len(refusals) - SHOWN_REFUSALS} more")

@@ -50,8 +50,10 @@ def path_without_bwrap(folder: Path) -> str:
 
 
 def pytest_run(*arguments: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """A fresh pytest run of `arguments`, in `env` as given (the whole environment), else this one's."""
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *arguments], cwd=ROOT,
+    """A fresh pytest run of `arguments`, in `env` as given (the whole environment), else this one's;
+    in one process (`-n 0`): a test is skipped or failed in whichever process runs it, and two more
+    processes, each collecting, would only add to the run's time."""
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", *arguments], cwd=ROOT,
                           capture_output=True, text=True, timeout=600, env=os.environ if env is None else env)
 
 

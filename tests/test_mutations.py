@@ -192,20 +192,15 @@ def write_report(outcomes: list) -> None:
     os.replace(written, REPORT)
 
 
-class StudySummary:
-    """Prints the catch rates, and the mistakes missed, at the end of the test run."""
-
-    def __init__(self, outcomes: list):
-        self.outcomes = outcomes
-
-    def pytest_terminal_summary(self, terminalreporter):
-        terminalreporter.section("mutation study")
-        terminalreporter.write_line(catch_rates(self.outcomes) + f"; details in {REPORT}")
-        for o in self.outcomes:
-            if o.lab_exit == 0:
-                terminalreporter.write_line(f"  the lab misses {o.mutation.name}")
-            if o.points_lost == 0:
-                terminalreporter.write_line(f"  the grader misses {o.mutation.name}")
+def study_summary(outcomes: list) -> list:
+    """The lines the run ends with: the catch rates, and the mistakes missed."""
+    lines = [catch_rates(outcomes) + f"; details in {REPORT}"]
+    for o in outcomes:
+        if o.lab_exit == 0:
+            lines.append(f"  the lab misses {o.mutation.name}")
+        if o.points_lost == 0:
+            lines.append(f"  the grader misses {o.mutation.name}")
+    return lines
 
 
 def selected_mutations(session) -> list:
@@ -238,7 +233,7 @@ def study(request, tmp_path_factory) -> dict:
     outcomes = early.result() if early else run_study(
         selected_mutations(request.session), tmp_path_factory.mktemp("mutants"))
     write_report(outcomes)
-    request.config.pluginmanager.register(StudySummary(outcomes), "mutation-study")
+    request.config.pluginmanager.getplugin("closing-sections").add("mutation study", study_summary(outcomes))
     return {outcome.mutation: outcome for outcome in outcomes}
 
 

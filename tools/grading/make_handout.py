@@ -116,7 +116,7 @@ STUDENT_REQUIREMENTS = (
     ),
     RequirementGroup(
         "The tests that check your labs",
-        ("pytest", "pytest-timeout", "hypothesis", "markdown-it-py", "bm25s"),
+        ("pytest", "pytest-timeout", "pytest-xdist", "hypothesis", "markdown-it-py", "bm25s"),
     ),
     RequirementGroup(
         "The notebooks: JupyterLab, jupytext to turn a notebook back into a lab file, anywidget for the explorer",
