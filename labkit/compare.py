@@ -1514,19 +1514,20 @@ def score_grid(grid: list, texts: dict, questions: list, question_vectors, cache
 
 def retrieve(methods: list, texts: dict, questions: list, budget: int, rag8) -> list:
     """Each retriever's Scored; one that fails is left out with one line. Each starts on memory the
-    chunkings have let go of, and their indexes go once all have run."""
+    chunkings have let go of, and its indexes go once it has run: rag11 places units in their parents
+    its own way (by their middles), so its index is not rag10's, and the two are never held at once."""
     if not methods:
         return []
     progress, scored = Progress("retrieving (rag10, rag11)", len(methods), "retrievers"), []
     for method in methods:
-        release_memory()  # rag11 builds on rag10's index, whose embedding is done: wordllama's lines can go
+        release_memory()  # wordllama's lines and the index before can go
         try:
             scored.append(score_retriever(method, texts, questions, budget, rag8))
         except Exception as error:  # a learner's lab may stop at a TODO: compare the rest
             print(f"\n  {method.name}: left out, {_one_line(error)}", file=sys.stderr)
+        finally:
+            method.release()
         progress.advance()
-    for method in methods:
-        method.release()
     release_memory()
     progress.close()
     return scored
