@@ -71,7 +71,7 @@ OVERLAPS = ("1/8",)  # rag8's overlap: an eighth of the size
 EMBED_BATCH = 256  # texts embedded at a time, so the progress bar moves
 QUESTION_BLOCK = 16  # questions ranked at a time against every chunk or unit
 PART_CHARACTERS = 1_000_000  # a document longer than this is chunked a part at a time (see parts)
-RETRIEVER_BYTES = 180  # memory of rag10's and rag11's indexes per character of corpus: 0.9 GB for 5.1 M measured
+RETRIEVER_BYTES = 140  # the retrievers' peak per character of corpus (rag10's build): 0.73 GB for 5.1 M measured
 RETRIEVER_WARNING = 10_000_000  # characters from which that memory is said before the run
 SAMPLE_CHARACTERS = 40_000  # characters each chunker is timed on before the run, for its estimate
 MEANINGFUL = 0.05  # the smallest difference in recall worth the questions to show it
@@ -1424,7 +1424,8 @@ def estimate_line(grid: list, retrievers: list, texts: dict, cache, embedder: st
     retrieving = sum(_index_seconds(method, sample_texts) for method in retrievers) / max(sampled, 1) * characters
     for method in retrievers:
         method.release()
-    parts = f"the chunkings {_duration(chunkings)}, the retrievers {_duration(retrieving)}, " if retrievers else ""
+    both = grid and retrievers
+    parts = f"the chunkings {_duration(chunkings)}, the retrievers {_duration(retrieving)}, " if both else ""
     line = (f"about {_duration(chunkings + retrieving)} of CPU ({parts}from each method timed on {sampled:,} "
             f"characters of these documents); the bar counts characters")
     if embedder == "minilm" and chunkings + retrieving >= LONG_RUN_SECONDS:

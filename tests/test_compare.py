@@ -524,7 +524,7 @@ def test_a_big_corpus_is_told_what_the_retrievers_will_hold(tmp_path, capsys):
     texts = {"big.md": "x" * 30_000_000}
     compare._announce(settings, texts, [], ["small to big (rag10)", "hybrid search (rag11)"])
     printed = capsys.readouterr().out
-    assert "small to big (rag10), hybrid search (rag11) index the whole corpus at once: about 5.4 GB" in printed
+    assert "small to big (rag10), hybrid search (rag11) index the whole corpus at once: about 4.2 GB" in printed
     compare._announce(settings, {"a.md": "x" * 1000}, [], ["small to big (rag10)"])
     assert "index the whole corpus" not in capsys.readouterr().out
 
