@@ -71,15 +71,11 @@ OVERLAPS = ("1/8",)  # rag8's overlap: an eighth of the size
 EMBED_BATCH = 256  # texts embedded at a time, so the progress bar moves
 QUESTION_BLOCK = 16  # questions ranked at a time against every chunk or unit
 PART_CHARACTERS = 1_000_000  # a document longer than this is chunked a part at a time (see parts)
-RETRIEVER_BYTES = 180  # memory of rag10's and rag11's indexes per character of corpus: 0.9 GB for 5.1 M measured
+RETRIEVER_BYTES = 140  # the retrievers' peak per character of corpus (rag10's build): 0.73 GB for 5.1 M measured
 RETRIEVER_WARNING = 10_000_000  # characters from which that memory is said before the run
 SAMPLE_CHARACTERS = 40_000  # characters each chunker is timed on before the run, for its estimate
 MEANINGFUL = 0.05  # the smallest difference in recall worth the questions to show it
-# minilm's cost, said before a run that takes LONG_RUN_SECONDS or more of CPU: measured on the vendored
-# corpus (benchmarks/real-markdown, 5.1 M characters, 1.94 M word pieces, 1.74 M cl100k tokens)
-PIECES_PER_CHARACTER = 0.38
-PIECES_PER_TOKEN = 1.11
-LONG_RUN_SECONDS = 300
+LONG_RUN_SECONDS = 300  # a run estimated at this much CPU or more under minilm names the faster embedder
 
 
 # --------------------------------------------------------------------------
@@ -319,7 +315,8 @@ class Method(NamedTuple):
 
 
 def course_methods(labs: Path, title: str, embedder: str, problems: list) -> list:
-    """The course's chunkers and retrievers from `labs`; a lab that does not load is left out with a line."""
+    """The course's chunkers and retrievers from `labs`; a lab that does not load is left out with a line.
+    The reference labs' rag11 builds its BM25 a unit at a time (hybrid_search); a learner's runs as written."""
     methods = []
     for lab, make in _COURSE.items():
         try:
@@ -327,7 +324,10 @@ def course_methods(labs: Path, title: str, embedder: str, problems: list) -> lis
         except Exception as error:  # a learner's lab may not load: say so, compare the rest
             problems.append(f"{lab}: left out, it does not load from {labs} ({_one_line(error)})")
             continue
-        methods += make(module, title, embedder)
+        if lab == "rag11" and labs.resolve() == SOLUTIONS.resolve():
+            methods += hybrid_search(module, title, embedder)
+        else:
+            methods += make(module, title, embedder)
     return methods
 
 
@@ -338,10 +338,45 @@ def _retriever(name, module, build, title, embedder):
         return module.search(pages, questions, budget, title=title, embedder=embedder)
 
     def release():  # the lab keeps each index it builds (rag11 reuses rag10's): a run needs them no more
+        from labkit.lessons import rag10 as lesson10
+
         for kept in ("INDEXES", "HYBRIDS"):
             getattr(module, kept, {}).clear()
+        lesson10.INDEXES.clear()  # where rag10's given build_index keeps them
 
     return [Method(name, search=search, units=lambda pages: len(build(pages, title, embedder).units),
+                   release=release)]
+
+
+def hybrid_search(module, title, embedder):
+    """The reference rag11's search, as its `search` runs it (rag10's index of the pages, BM25 over the
+    units' embedded texts, RRF of both rankings, read by `found`), its BM25 built by labkit.reference's
+    packed_bm25: the same scores as its bm25_index, in a fifth of the memory of that moment (the peak of
+    a run). Built once for the pages, not once per block of questions."""
+    from labkit.lessons import rag10 as lesson10, rag11 as lesson11
+    from labkit.reference.bm25 import packed_bm25
+
+    kept = {}  # the index searched and its BM25, while the pages are the same
+
+    def build(pages):
+        index = lesson10.build_index(pages, title, embedder, folder=module.HERE)
+        if kept.get("index") is not index:
+            kept.clear()
+            words = packed_bm25((unit.embedded for unit in index.units), module.search_terms, module.bm25_weight,
+                                module.K1, module.B)
+            kept.update(index=index, hybrid=lesson11.Hybrid(index, words))
+        return kept["hybrid"]
+
+    def search(pages, questions, budget):
+        hybrid = build(pages)
+        ranked = lesson11.rankings(hybrid, list(questions), module.search_terms, embedder)
+        return module.found(hybrid, ranked, "RRF", None, budget)
+
+    def release():
+        kept.clear()
+        lesson10.INDEXES.clear()
+
+    return [Method("hybrid search (rag11)", search=search, units=lambda pages: len(build(pages).units),
                    release=release)]
 
 
@@ -1328,7 +1363,7 @@ def compare(settings: Settings, texts: dict, questions: list, methods: list) -> 
     question_vectors = cache.vectors([question.question for question in questions], "embedding questions")
     grid = [(method, size, overlap) for method in methods if method.chunk for size, overlap in settings.grid(method)]
     _announce(settings, texts, grid, [method.name for method in methods if method.search])
-    print(estimate_line(grid, texts, cache))
+    print(estimate_line(grid, [m for m in methods if m.search], texts, cache, settings.embedder))
     scored = score_grid(grid, texts, questions, question_vectors, cache, settings.budget, rag8)
     scored += retrieve([m for m in methods if m.search], texts, questions, settings.budget, rag8)
     if not scored:
@@ -1359,13 +1394,6 @@ def _announce(settings: Settings, texts: dict, grid: list, retrievers: list = ()
         print(f"{_some(retrievers)} index the whole corpus at once: about {characters * RETRIEVER_BYTES / 1e9:.1f} GB "
               f"of memory for these {characters / 1e6:.0f} M characters (the chunkers need the largest document's "
               f"share only); --methods without rag10 and rag11 leaves them out")
-    if settings.embedder == "minilm":
-        seconds = minilm_seconds(characters, grid, len(retrievers))
-        if seconds >= LONG_RUN_SECONDS:
-            print(f"minilm: about {_duration(seconds)} of CPU to embed these chunkings and retrievers (about "
-                  f"{seconds * minilm_rate() / 1e6:.1f} M word pieces at {minilm_rate():,} a second; less what the "
-                  f"cache holds: a second run pays nothing for what this one embeds); --embedder wordllama, a "
-                  f"static model, takes about a hundredth of that")
     if settings.embedder == "openai":
         from labkit import openai_embedder
         setting = openai_embedder.settings()
@@ -1375,35 +1403,15 @@ def _announce(settings: Settings, texts: dict, grid: list, retrievers: list = ()
               f"ACADEMY_MAX_COST=${setting.max_cost:g} stops a run that would cost more")
 
 
-def minilm_rate() -> int:
-    """Word pieces minilm embeds per second of CPU (labkit/minilm.py, measured)."""
-    from labkit import minilm
-    return minilm.PIECES_PER_SECOND
-
-
-def minilm_seconds(characters: int, grid: list, retrievers: int) -> float:
-    """CPU seconds minilm takes to embed the grid's chunks and the retrievers' texts, none of them cached.
-
-    A corpus of `characters` holds about PIECES_PER_CHARACTER word pieces each; a chunking at size s
-    and overlap o embeds them about (1 + o/s) times, and the model reads at most MAX_PIECES of a chunk,
-    so a chunk of s tokens (PIECES_PER_TOKEN pieces each) costs at most that much. A retriever embeds
-    the corpus about twice: its small units, and what it reads whole (rag10's parents, rag11's rag7
-    chunks). rag9's sentences and the texts two chunkers share are left out: an estimate, not a bill.
-    """
-    from labkit import minilm
-
-    pieces = characters * PIECES_PER_CHARACTER
-    total = sum(pieces * (1 + overlap / size) * min(1.0, minilm.MAX_PIECES / (size * PIECES_PER_TOKEN))
-                for _, size, overlap in grid)
-    return (total + 2 * retrievers * pieces) / minilm_rate()
-
-
-def estimate_line(grid: list, texts: dict, cache, sample: int = SAMPLE_CHARACTERS) -> str:
-    """The time the chunkings will take, said before they start: each chunker timed on a sample (a few
-    thousand characters from documents spread over the corpus, chunked and embedded through the cache,
-    where its vectors stay for the run), at its first setting, scaled to the corpus and its settings.
-    The first piece of the sample is not timed: it pays the chunker's start (patterns compiled, the
-    tokenizer and the embedder warmed), which the run pays once. The retrievers come after, on top."""
+def estimate_line(grid: list, retrievers: list, texts: dict, cache, embedder: str,
+                  sample: int = SAMPLE_CHARACTERS) -> str:
+    """The time the run will take, said before it starts: each chunker timed on a sample (a few thousand
+    characters from documents spread over the corpus, chunked and embedded through the cache, where its
+    vectors stay for the run), at its first setting, and each retriever building its index of the same
+    sample, scaled to the corpus and the chunkers' settings. The embedder's cost is in the timing: under
+    minilm a long run names the static model, about a hundred times faster.
+    The first piece of a chunker's sample is not timed: it pays the chunker's start (patterns compiled,
+    the tokenizer and the embedder warmed), which the run pays once."""
     sample_texts, rates, cache.sampling = _sample(texts, sample), {}, True
     try:
         for method, size, overlap in grid:
@@ -1411,10 +1419,31 @@ def estimate_line(grid: list, texts: dict, cache, sample: int = SAMPLE_CHARACTER
                 rates[method.name] = _rate_on(method, sample_texts, size, overlap, cache)
     finally:
         cache.sampling = False
-    seconds = sum(rates[method.name] for method, _, _ in grid) * characters_of(texts)
-    sampled = sum(map(len, sample_texts.values()))
-    return (f"about {_duration(seconds)} of CPU for the chunkings, from each chunker timed on {sampled:,} "
-            f"characters of these documents; the bar counts characters")
+    sampled, characters = sum(map(len, sample_texts.values())), characters_of(texts)
+    chunkings = sum(rates[method.name] for method, _, _ in grid) * characters
+    retrieving = sum(_index_seconds(method, sample_texts) for method in retrievers) / max(sampled, 1) * characters
+    for method in retrievers:
+        method.release()
+    both = grid and retrievers
+    parts = f"the chunkings {_duration(chunkings)}, the retrievers {_duration(retrieving)}, " if both else ""
+    line = (f"about {_duration(chunkings + retrieving)} of CPU ({parts}from each method timed on {sampled:,} "
+            f"characters of these documents); the bar counts characters")
+    if embedder == "minilm" and chunkings + retrieving >= LONG_RUN_SECONDS:
+        line += ("\nminilm reads words in their context; --embedder wordllama, a static model, takes about a "
+                 "hundredth of that time (less what the cache holds: a second run pays nothing for what this one "
+                 "embeds)")
+    return line
+
+
+def _index_seconds(method: Method, texts: dict) -> float:
+    """CPU seconds a retriever takes to index `texts` (cut them into units and embed those); 0 for one that
+    fails (its turn says so in one line)."""
+    began = time.process_time()
+    try:
+        method.units(texts)
+    except Exception:  # a learner's lab may stop at a TODO: the run says so at its turn
+        return 0.0
+    return time.process_time() - began
 
 
 def _rate_on(method: Method, texts: dict, size: int, overlap: int, cache) -> float:
@@ -1486,19 +1515,20 @@ def score_grid(grid: list, texts: dict, questions: list, question_vectors, cache
 
 def retrieve(methods: list, texts: dict, questions: list, budget: int, rag8) -> list:
     """Each retriever's Scored; one that fails is left out with one line. Each starts on memory the
-    chunkings have let go of, and their indexes go once all have run."""
+    chunkings have let go of, and its indexes go once it has run: rag11 places units in their parents
+    its own way (by their middles), so its index is not rag10's, and the two are never held at once."""
     if not methods:
         return []
     progress, scored = Progress("retrieving (rag10, rag11)", len(methods), "retrievers"), []
     for method in methods:
-        release_memory()  # rag11 builds on rag10's index, whose embedding is done: wordllama's lines can go
+        release_memory()  # wordllama's lines and the index before can go
         try:
             scored.append(score_retriever(method, texts, questions, budget, rag8))
         except Exception as error:  # a learner's lab may stop at a TODO: compare the rest
             print(f"\n  {method.name}: left out, {_one_line(error)}", file=sys.stderr)
+        finally:
+            method.release()
         progress.advance()
-    for method in methods:
-        method.release()
     release_memory()
     progress.close()
     return scored

@@ -1,6 +1,7 @@
 """chunking-labs compare: a learner's own documents and questions, read, located, scored and cached."""
 
 import csv
+import re
 import subprocess
 import sys
 import tomllib
@@ -453,17 +454,27 @@ def test_a_paid_embedder_says_what_the_run_may_cost_before_it_starts(tmp_path, c
     assert "openai: about 1.0 M tokens to embed, at most about $0.02 at text-embedding-3-small's price" in printed
 
 
-def test_the_contextual_default_says_up_front_when_it_would_take_long_and_names_the_faster_choice(tmp_path, capsys):
-    settings = compare.Settings(tmp_path, None, tmp_path, 1000, (128, 256, 512), (0,), "t", "minilm", tmp_path,
-                                tmp_path, None)
-    method = compare.Method("m", chunk=lambda text, size, overlap: [])
-    grid = [(method, size, size // 8) for size in (128, 256, 512)]
-    compare._announce(settings, {"a.md": "x" * 5_000_000}, grid, ["small to big (rag10)"])
-    printed = " ".join(capsys.readouterr().out.split())
-    assert "minilm: about 42 min of CPU to embed these chunkings and retrievers" in printed
-    assert "--embedder wordllama, a static model, takes about a hundredth of that" in printed
-    compare._announce(settings, {"a.md": "x" * 20_000}, grid)  # a few seconds: nothing to warn of
-    assert "minilm:" not in capsys.readouterr().out
+def test_the_contextual_default_says_up_front_when_it_would_take_long_and_names_the_faster_choice(tmp_path,
+                                                                                                  monkeypatch):
+    """One estimate, from each method timed on a sample (the embedder's cost is in the timing); a long one under
+    minilm names the static model."""
+    released = []
+    chunker = compare.Method("m", chunk=lambda text, size, overlap: [])
+    retriever = compare.Method("r", search=lambda pages, questions, budget: [], units=lambda pages: 1,
+                               release=lambda: released.append(True))
+    grid = [(chunker, size, size // 8) for size in (128, 256, 512)]
+    cache = compare.EmbeddingCache(tmp_path, "hash")
+    monkeypatch.setattr(compare, "_rate_on", lambda method, texts, size, overlap, cache: 2e-5)  # CPU s a character
+    monkeypatch.setattr(compare, "_index_seconds", lambda method, texts: 1.6)
+    texts = {"a.md": "x\n" * 2_500_000}
+    line = compare.estimate_line(grid, [retriever], texts, cache, "minilm", sample=40_000)
+    assert line.startswith("about 8 min of CPU (the chunkings 5 min, the retrievers 3 min, from each method timed on "
+                           "40,016 characters of these documents)"), line
+    assert "--embedder wordllama, a static model, takes about a hundredth of that time" in line
+    assert released == [True]  # the retriever's index of the sample is let go before the run
+    assert "wordllama" not in compare.estimate_line(grid, [retriever], texts, cache, "wordllama", sample=40_000)
+    short = compare.estimate_line(grid, [], {"a.md": "x\n" * 10_000}, cache, "minilm", sample=40_000)
+    assert short.startswith("about 1 s of CPU (from each method timed on 20,000 characters") and "\n" not in short
     assert compare._duration(45) == "45 s" and compare._duration(600) == "10 min"
 
 
@@ -513,7 +524,7 @@ def test_a_big_corpus_is_told_what_the_retrievers_will_hold(tmp_path, capsys):
     texts = {"big.md": "x" * 30_000_000}
     compare._announce(settings, texts, [], ["small to big (rag10)", "hybrid search (rag11)"])
     printed = capsys.readouterr().out
-    assert "small to big (rag10), hybrid search (rag11) index the whole corpus at once: about 5.4 GB" in printed
+    assert "small to big (rag10), hybrid search (rag11) index the whole corpus at once: about 4.2 GB" in printed
     compare._announce(settings, {"a.md": "x" * 1000}, [], ["small to big (rag10)"])
     assert "index the whole corpus" not in capsys.readouterr().out
 
@@ -537,10 +548,12 @@ def test_chunks_are_ranked_a_block_of_vectors_at_a_time_as_top_k_each_ranks_them
 
 def test_the_time_is_estimated_before_the_chunkings_start(docs, questions, tmp_path, capsys, no_peers):
     assert compare.main([str(docs), "--questions", str(questions), "--cache", str(tmp_path / "cache"), "--out",
-                         str(tmp_path / "out"), "--embedder", "hash", "--methods", "rag5,rag6", "--sizes", "32"]) == 0
+                         str(tmp_path / "out"), "--embedder", "hash", "--methods", "rag5,rag6,rag11",
+                         "--sizes", "32"]) == 0
     printed = capsys.readouterr().out
-    assert "of CPU for the chunkings, from each chunker timed on " in printed
-    assert printed.index("of CPU for the chunkings") < printed.index("questions, hash; chunks of")
+    assert re.search(r"of CPU \(the chunkings [0-9]+ s, the retrievers [0-9]+ s, from each method timed on ", printed)
+    assert printed.index("of CPU (the chunkings") < printed.index("questions, hash; chunks of")
+    assert "minilm" not in printed and "hybrid search (rag11)" in printed.split("questions, hash; chunks of")[1]
     assert not [name for name in (tmp_path / "cache").iterdir() if name.name.startswith("compare-vectors")]
 
 
@@ -573,3 +586,52 @@ def test_a_big_document_is_not_cut_inside_a_longer_fence_nor_kept_whole_after_on
     assert len(cut) > 10 and "".join(part for _, part in cut) == text
     assert all(offset == 0 or part.startswith("# Part ") for offset, part in cut)
     assert max(len(part) for _, part in cut) <= 300  # the fence closed at "````": the headings after it count
+
+
+BM25_TEXTS = [
+    "Set storage.max_conns to 40; storage.max_conns caps the pool.", "", "   ", "ORB-4024 ORB-4024 orb 4024",
+    "Backups run nightly.\nBackups keep seven days, and backups are small.", "--no-pager __init__ a_b-c.d", "É é ÉTÉ",
+    "The pool: max conns, storage, pool, pool.", "one", "one two one two three",
+]
+
+
+@pytest.mark.parametrize("texts", [BM25_TEXTS, BM25_TEXTS[::-1], [], [""], ["", "word"], BM25_TEXTS * 3])
+def test_compares_lean_bm25_is_the_lessons_bm25_index_exactly(texts):
+    """packed_bm25 (what compare runs for the reference rag11) gives the Words of the lesson's bm25_index
+    packed: the same terms in the same order, rows and weights equal to the last bit."""
+    from labkit.lessons import rag11 as lesson11
+    from labkit.reference.bm25 import packed_bm25
+
+    lab = load_lab("rag11", ROOT / "solutions")
+    lean = packed_bm25(iter(texts), lab.search_terms, lab.bm25_weight, lab.K1, lab.B)
+    given = lesson11.pack(lab.bm25_index([lab.search_terms(text) for text in texts]), len(texts))
+    assert list(lean.terms.items()) == list(given.terms.items()) and lean.n_documents == given.n_documents
+    assert lean.rows.dtype == given.rows.dtype and lean.weights.dtype == given.weights.dtype
+    assert lean.rows.tolist() == given.rows.tolist() and lean.weights.tolist() == given.weights.tolist()
+    for question in ("storage.max_conns pool", "backups", "ORB-4024", "nothing here", "one two"):
+        terms = lab.search_terms(question)
+        assert lesson11.word_scores(lean, terms).tolist() == lesson11.word_scores(given, terms).tolist()
+
+
+def test_compares_reference_rag11_finds_what_the_labs_own_search_finds(tmp_path):
+    """compare's rag11 (its BM25 built by packed_bm25, once for all blocks of questions) hands over the
+    spans the reference lab's own search does, question by question."""
+    pages = {"guide/install.md": INSTALL, "faq.md": FAQ, "notes.txt": OLD_MAC,
+             "big.md": "".join(SECTION.format(n=n) for n in range(12))}
+    asked = ["Which Python?", "Which port?", "When do backups of part 7 run?", "ORBIT_PORT", "pip install --upgrade"]
+    lab = load_lab("rag11", ROOT / "solutions")
+    [method] = compare.hybrid_search(lab, "docs", "hash")
+    try:
+        assert method.search(pages, asked, 300) == lab.search(pages, asked, 300, title="docs", embedder="hash")
+        assert method.search(pages, asked[:2], 1000) == lab.search(pages, asked[:2], 1000, title="docs",
+                                                                   embedder="hash")
+        assert method.units(pages) == len(lab.build_hybrid(pages, "docs", "hash").units)
+    finally:
+        method.release()
+
+
+def test_a_student_handout_leaves_compares_reference_code_out():
+    from make_handout import REFERENCE_FOLDERS
+
+    assert "labkit/reference" in REFERENCE_FOLDERS
+    assert "labkit.reference" in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]

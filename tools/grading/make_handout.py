@@ -11,7 +11,8 @@ README, requirements.txt and .gitignore written for the student (the README
 from tools/grading/handout/README.md).
 
 It holds no reference code: no solutions/, no solution notebooks, no hidden
-tests, no tools, none of the grader's oracles (tools/grading/oracles.py). After
+tests, no tools, none of the grader's oracles (tools/grading/oracles.py), nor labkit/reference/ (compare's
+way to a TODO's numbers on a big corpus). After
 writing, the build reads every file it wrote and stops if one holds an answer
 region's marker, sits in a reference folder, or defines a function shaped as
 an answer: a function of solutions/ that holds an answer region, or an oracle,
@@ -90,6 +91,7 @@ REFERENCE_FOLDERS = (
     "tools/grading/make_handout.py", "tools/grading/similarity.py", "tools/grading/gradescope",
     "tools/grading/staging.py", "tools/grading/supervise.py", "tools/grading/gradebook.py",  # grade_class's parts
     "tools/grading/oracles.py",  # the grader's own answers, which only the hidden tests use
+    "labkit/reference",  # what compare runs beside the reference labs: a lab's TODO done another way
 )
 NOT_COURSE_FILES = {"__pycache__", ".ipynb_checkpoints"}  # left behind by runs, never copied
 
