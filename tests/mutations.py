@@ -210,8 +210,10 @@ MUTATIONS = [
     ),
     Mutation(
         "rag6", "verify", "a fence never closed is not checked",
-        '            regions.append(("fence", lines[i].start, lines[min(j, len(lines) - 1)].end))',
-        '            if j < len(lines):\n                regions.append(("fence", lines[i].start, lines[j].end))',
+        '            last = lines[min(j, len(lines) - 1)]\n'
+        '            regions.append(("fence", lines[i].start, last.start + len(last.text)))',
+        '            if j < len(lines):\n'
+        '                regions.append(("fence", lines[i].start, lines[j].start + len(lines[j].text)))',
     ),
     # ---- rag7: make_header, header_chunks, section_with_header, row_chunks, with_table_rows
     Mutation(
