@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -37,11 +38,23 @@ pytestmark = pytest.mark.timeout(300)  # the build probes every function the han
 
 @pytest.fixture(scope="module")
 def handout(tmp_path_factory) -> Path:
-    """A handout built with --force over a folder holding a stray file, which must go."""
+    """A handout built with --force over a folder holding a stray file, which must go.
+
+    Built without calling the functions it ships (the probe costs some ten seconds of CPU, most of
+    this file's time): test_the_built_handout_answers_no_todo_by_call probes this same handout in
+    the deeper tier, and the probe's own tests, on planted answers, run here."""
     folder = tmp_path_factory.mktemp("handout")
     (folder / "stray.txt").write_text("from before\n", encoding="utf-8")
-    assert make_handout.main([str(folder), "--force"]) == 0
+    with mock.patch.object(make_handout, "answers_by_call_in", lambda built: list(make_handout.OPEN_ANSWERS)):
+        assert make_handout.main([str(folder), "--force"]) == 0
     return folder
+
+
+@pytest.mark.heavy  # calls every function the handout ships: some ten seconds of CPU
+def test_the_built_handout_answers_no_todo_by_call(handout):
+    """The probe make_handout runs before it writes: no shipped function answers a TODO's public calls
+    in its place, but those OPEN_ANSWERS names (each with why)."""
+    assert sorted(make_handout.answers_by_call_in(handout)) == sorted(make_handout.OPEN_ANSWERS)
 
 
 def as_student(handout: Path, *args: str) -> subprocess.CompletedProcess:
