@@ -51,6 +51,15 @@ def test_read_blocks_by_hand(rag6, text):
 
 
 @pytest.mark.grades("read_blocks")
+def test_read_blocks_reads_a_fence_in_a_list_item_as_a_block_of_its_own(rag6):
+    """The lab's own rule (read_blocks' docstring), not CommonMark's: a fence inside a list item ends the
+    list there and is a code block of its own, so that packing never cuts it; worked out by hand."""
+    text = "Steps:\n\n- get the key\n  ```sh\n  curl key\n  ```\n- install it\n\nDone.\n"
+    check.expect([(block.kind, block.start, block.end) for block in rag6.read_blocks(text, 0)],
+                 [("paragraph", 0, 7), ("list", 8, 22), ("code", 22, 47), ("list", 47, 60), ("paragraph", 61, 67)])
+
+
+@pytest.mark.grades("read_blocks")
 @given(text=lab_markdown())
 def test_read_blocks_property(rag6, text):
     start = check.body_start(text)
