@@ -26,6 +26,7 @@ from typing import Callable
 
 from academy_llm import make_chunk, tokenizer
 from labkit import load_lab
+from labkit.lessons import rag10 as lesson10  # rag10's given index: its units' size, its memo of indexes
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 rag5 = load_lab("rag5", SOLUTIONS)
@@ -143,7 +144,7 @@ class Retriever:
     def note(self, units, tokens, kinds_of_unit):
         """The start of the note under a table: its own sizes, the same at every size and overlap."""
         return (f"({self.name}: the same at every size and overlap, its own: {units} units ranked {self.ranks}"
-                f" ({kinds_of_unit} of up to {rag10.UNIT_TOKENS} tokens, and the parents), parents of up to"
+                f" ({kinds_of_unit} of up to {lesson10.UNIT_TOKENS} tokens, and the parents), parents of up to"
                 f" {rag10.PARENT_TOKENS} tokens read, {tokens:.0f} on average;")
 
 

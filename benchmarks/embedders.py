@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from academy_llm import corpus_questions  # noqa: E402
-from labkit.uncertainty import bootstrap_mean, paired_difference  # noqa: E402
+from tables import bootstrap_mean, paired_difference  # noqa: E402 (the benchmark's bootstrap, as run.py's tables)
 
 EMBEDDERS = ("wordllama", "minilm")
 METHODS = {"RRF": "rag11, words and meaning fused by RRF", "meaning": "meaning alone (rag10's units)",

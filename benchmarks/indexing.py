@@ -22,7 +22,7 @@ from functools import partial
 
 from academy_llm import embed
 
-from chunkers import RETRIEVERS, ROWS, SMALL_TO_BIG, rag10, rag11
+from chunkers import RETRIEVERS, ROWS, SMALL_TO_BIG, lesson10, rag10
 from speed import race
 from tables import table
 
@@ -40,8 +40,7 @@ def forget_lines():
 
 def forget_embeddings():
     """Empty rag10's and rag11's indexes and wordllama's memo of lines (race empties the tokenizer's itself)."""
-    rag10.INDEXES.clear()
-    rag11.HYBRIDS.clear()
+    lesson10.INDEXES.clear()  # rag11 builds on rag10's index, so this empties both
     forget_lines()
 
 

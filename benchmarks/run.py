@@ -36,7 +36,8 @@ import profiling
 import speed
 from chunkers import MARKDOWN, RECURSIVE
 
-PACKAGES = ("tiktoken", "numpy", "wordllama", "langchain-text-splitters", "semchunk", "chonkie", "chonkie-core")
+PACKAGES = ("tiktoken", "numpy", "wordllama", "onnxruntime", "langchain-text-splitters", "semchunk", "chonkie",
+            "chonkie-core")
 PEER_MODULES = ("langchain_text_splitters", "semchunk", "chonkie")
 
 
@@ -102,7 +103,7 @@ def parse_arguments():
     parser.add_argument("--chroma-data", type=Path, default=chroma.DEFAULT_FOLDER,
                         help=f"folder of Chroma's benchmark data (default: {chroma.DEFAULT_FOLDER})")
     parser.add_argument("--embedder", choices=EMBEDDERS, default=embedder_name(),
-                        help="embedder for retrieval (default: $ACADEMY_EMBEDDER, else wordllama)")
+                        help="embedder for retrieval (default: $ACADEMY_EMBEDDER, else minilm)")
     parser.add_argument("--runs", type=int, default=10, help="timing runs per measurement; the best counts")
     parser.add_argument("--speed-only", action="store_true",
                         help="only the timings (speed, growth, memory): no retrieval, no indexing")
