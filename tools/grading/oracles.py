@@ -161,14 +161,15 @@ def breakpoint_starts(text: str, window: int = 1, percentile: float = 90, sure: 
     (1 - cosine) from the one before is above the `percentile` of all. A distance within rounding of
     the percentile (equal distances, summed in another order) may fall either side in correct code,
     so it is no cut the grader asks for (sure) and one it allows (sure=False: every cut correct
-    code may make)."""
+    code may make). "Within rounding" is 1e-5: the hash embedder's vectors are float32, and a cosine
+    summed in float64 differs from one summed in float32 by some 1e-7."""
     spans = sentence_spans_of(text)
     last = len(spans) - 1
     windows = [text[spans[max(i - window, 0)][0]:spans[min(i + window, last)][1]] for i in range(len(spans))]
     vectors = embed(windows, "hash")
     distances = [1.0 - float(vectors[i] @ vectors[i + 1]) for i in range(last)]
     threshold = np.percentile(distances, percentile)
-    margin = 1e-9 if sure else -1e-9
+    margin = 1e-5 if sure else -1e-5
     return [spans[i + 1][0] for i, distance in enumerate(distances) if distance > threshold + margin]
 
 
