@@ -376,8 +376,19 @@ def shape(statements: list) -> tuple | None:
         statements = statements[1:]
     if sum(1 for statement in statements for _ in ast.walk(statement)) < SHORTEST_ANSWER:
         return None
-    return tuple(ast.dump(Shaped().visit(ast.parse(ast.unparse(s)).body[0]), annotate_fields=False)
-                 for s in statements)
+    return tuple(statement_shape(s) for s in statements)
+
+
+def statement_shape(statement, known: dict | None = None) -> str:
+    """One statement's shape, from `known` ({id(node): shape}) when a file's scan has shaped it already
+    (a statement is in its function's body, its block's, and an enclosing function's)."""
+    if known is not None and id(statement) in known:
+        return known[id(statement)]
+    # Shaped from a parsed copy: the transformer edits the tree it visits.
+    found = ast.dump(Shaped().visit(ast.parse(ast.unparse(statement)).body[0]), annotate_fields=False)
+    if known is not None:
+        known[id(statement)] = found
+    return found
 
 
 def blocks(function) -> list[list]:
@@ -393,16 +404,12 @@ def blocks(function) -> list[list]:
     return found
 
 
-def held_answer(function, shapes: dict) -> str | None:
+def held_answer(function, shapes: dict, known: dict | None = None) -> str | None:
     """What answer `function` holds: its whole body shaped as one, or any run of statements inside it
-    (a given function that does an answer's work among its own), or None."""
-    whole = shapes.get(shape(function.body))
-    if whole:
-        return whole
+    (a given function that does an answer's work among its own), or None. `known`: statement_shape's."""
     lengths = {len(found) for found in shapes}
-    for statements in blocks(function):
-        shaped = [ast.dump(Shaped().visit(ast.parse(ast.unparse(s)).body[0]), annotate_fields=False)
-                  for s in statements]
+    for statements in blocks(function):  # the function's own body first
+        shaped = [statement_shape(s, known) for s in statements]
         for length in lengths:
             for first in range(len(shaped) - length + 1):
                 what = shapes.get(tuple(shaped[first:first + length]))
@@ -451,8 +458,9 @@ def answer_copies(folder: Path) -> list[str]:
         name = path.relative_to(folder).as_posix()
         if path.suffix != ".py":
             continue
+        known: dict = {}  # this file's statements, each shaped once
         for function in functions(ast.parse(path.read_text(encoding="utf-8"), name)):
-            what = held_answer(function, shapes) or (
+            what = held_answer(function, shapes, known) or (
                 f"the grader's {function.name}" if function.name in oracles else None)
             if what:
                 found.append(f"{name}: {function.name} ({what})")
