@@ -22,16 +22,12 @@ import labkit
 import live_jupyterlab
 import labkit.running
 import labkit.view
-import jupytext
-import nbformat
 import pytest
-from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import AsyncKernelManager
-from jupyter_core.utils import run_sync
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
 from offline import REFUSE_NETWORK, student_lab_run
 from scratch import temporary_folder
+
+# Jupyter's own modules (jupytext, nbformat, nbclient) are imported in the functions that use them: nbformat
+# loads jsonschema's format checkers, seconds of import that a process only collecting this module need not pay.
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -65,6 +61,13 @@ def run_notebook(path: Path):
     In a student notebook, a cell added before the last one asks for hint 2,
     as a student stuck at the TODO would.
     """
+    import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.utils import run_sync
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
     notebook = nbformat.read(path, as_version=4)
     notebook.cells.insert(0, nbformat.v4.new_code_cell(REFUSE_NETWORK, id="offline"))
     if path.parent.name == "labs":
@@ -145,6 +148,8 @@ def test_every_lab_has_a_student_and_a_solution_notebook():
 
 @pytest.mark.parametrize("path", GENERATED, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_notebooks_are_written_for_clean_diffs(path):
+    import nbformat
+
     notebook = nbformat.read(path, as_version=4)
     nbformat.validate(notebook)
     assert [cell.id for cell in notebook.cells] == [f"cell-{n}" for n in range(len(notebook.cells))]
@@ -158,6 +163,9 @@ def test_notebooks_are_written_for_clean_diffs(path):
 @pytest.mark.parametrize("path", GENERATED, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_a_notebook_turns_back_into_its_script(path):
     """One source, two forms: `jupytext --to py:percent` gives back the lab file, byte for byte."""
+    import jupytext
+    import nbformat
+
     script = ROOT / path.parent.name / f"{path.stem}.py"
     notebook = nbformat.read(path, as_version=4)
     assert jupytext.writes(notebook, fmt="py:percent") == script.read_text(encoding="utf-8")
@@ -328,6 +336,7 @@ def notebook_as_html(notebook, name: str) -> str:
     MathJax and require.js would come from a CDN; the notebooks need neither,
     and the page must not reach for the network, so both are left out.
     """
+    import nbformat
     from nbconvert import HTMLExporter
 
     shown = nbformat.from_dict(notebook)
@@ -520,6 +529,8 @@ def jupyterlab(tmp_path):
     """JupyterLab serving a copy of rag5's solution notebook (a first cell switches the
     network off, no jupytext pairing) and the rag4 script it loads; stopped after the
     test, whatever happened, with every process it started."""
+    import nbformat
+
     root = tmp_path / "course"
     (root / "notebooks" / "solutions").mkdir(parents=True)
     (root / "solutions").mkdir()
