@@ -4,8 +4,10 @@ Each reference lab runs as a student runs it, with ACADEMY_EMBEDDER=minilm, and 
 embedded is kept with its vector; the questions of both splits too. The labs run in two
 processes, each lab after another in its process, so that a text two labs of one group embed
 (rag10's units, which rag11 ranks again) is embedded once. A student whose chunks match the
-reference's then embeds nothing new, and a lab stays within its CPU budget.
-Run it after changing what a lab embeds:
+reference's then embeds nothing new, and a lab stays within its CPU budget. The solution notebooks of
+the labs with a chunk explorer (rag4-rag7) run too, in a Jupyter kernel: the explorer ranks the chunks of
+every setting it offers, texts a script never embeds, and a notebook opens it without embedding them.
+Run it after changing what a lab or an explorer embeds:
 
     python tools/make_course_vectors.py          # the labs' new texts only: minutes (4 min of CPU
                                                  # for 7,808 new texts beside 31,443 kept, 2026-12-05)
@@ -36,21 +38,59 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-GROUPS = (("rag4", "rag5", "rag6", "rag7", "rag10", "rag11"), ("questions", "rag8", "rag9"))  # two processes
+# Two processes, and the explorers' notebooks in a third (quick: their labs' texts are looked up).
+GROUPS = (("rag4", "rag5", "rag6", "rag7", "rag10", "rag11"), ("questions", "rag8", "rag9"), ("explorers",))
+
+
+EXPLORERS = ("rag4", "rag5", "rag6", "rag7")  # the solution notebooks whose explorer is run in a kernel
+
+
+def write_vectors(out: str) -> None:
+    """Write every vector this process embedded or looked up (minilm keeps them) to `out`."""
+    from labkit import minilm
+
+    texts = list(minilm._vectors)
+    keys = np.array([np.frombuffer(minilm.text_key(text), np.uint8) for text in texts])
+    keys = keys.reshape(-1, minilm.KEY_BYTES)
+    vectors = np.array([minilm._vectors[text] for text in texts], np.float32).reshape(-1, minilm.DIMENSIONS)
+    np.savez(out, keys=keys, vectors=vectors.astype(np.float16))
+
+
+def record_explorers(out: str) -> None:
+    """Run the solution notebooks of EXPLORERS, each in a kernel of its own started in a copy of the
+    course, with a last cell that writes what the kernel embedded; `out` gets them all."""
+    import shutil
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    parts = []
+    for lab in EXPLORERS:
+        copy = Path(tempfile.mkdtemp(prefix=f"{lab}-", dir="."))  # in the run's folder, removed with it
+        for name in ("notebooks", "labs", "solutions"):  # a notebook loads the earlier labs' scripts
+            shutil.copytree(ROOT / name, copy / name)
+        (path,) = (copy / "notebooks" / "solutions").glob(f"{lab}-*.ipynb")
+        notebook = nbformat.read(path, as_version=4)
+        parts.append(str(copy / "vectors.npz"))
+        notebook.cells.append(nbformat.v4.new_code_cell(
+            f"import runpy\nrunpy.run_path({str(Path(__file__).resolve())!r}, run_name='kernel')"
+            f"['write_vectors']({parts[-1]!r})"))
+        NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(path.parent)}}).execute()
+    kept = {}
+    for part in parts:
+        with np.load(part) as data:
+            kept.update(zip(map(bytes, data["keys"]), data["vectors"]))
+    keys = sorted(kept)
+    np.savez(out, keys=np.array([np.frombuffer(key, np.uint8) for key in keys]),
+             vectors=np.array([kept[key] for key in keys], np.float16))
 
 
 def record(labs: list[str], out: str) -> None:
     """Run the labs here, one after another, then write every vector this process computed."""
-    from labkit import minilm
-
-    def write():
-        texts = list(minilm._vectors)
-        keys = np.array([np.frombuffer(minilm.text_key(text), np.uint8) for text in texts])
-        keys = keys.reshape(-1, minilm.KEY_BYTES)
-        vectors = np.array([minilm._vectors[text] for text in texts], np.float32).reshape(-1, minilm.DIMENSIONS)
-        np.savez(out, keys=keys, vectors=vectors.astype(np.float16))
-
-    atexit.register(write)
+    if labs == ["explorers"]:
+        record_explorers(out)
+        return
+    atexit.register(write_vectors, out)
     for lab in labs:
         if lab == "questions":
             import academy_llm
