@@ -4,7 +4,9 @@ Every connection a lab tries is refused, as in a classroom without network:
 so a lab that quietly downloads something fails here rather than there.
 """
 
+import contextlib
 import functools
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +37,16 @@ def run_offline(
         [sys.executable, "-c", RUN_SCRIPT, str(path), *args],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=LAB_RUN_LIMIT,
     )
+
+
+def vectors_kept(cache: Path) -> int:
+    """How many vectors a run left in the embedding cache folder `cache` ($ACADEMY_CACHE_DIR): the texts it
+    embedded that the course does not ship vectors for (a text found in embeddings/ is looked up, not kept)."""
+    file = cache / "embeddings.sqlite"
+    if not file.is_file():
+        return 0
+    with contextlib.closing(sqlite3.connect(file)) as database:
+        return database.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
 
 
 @functools.cache

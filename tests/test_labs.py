@@ -5,6 +5,7 @@ solutions print, and their images show what they make (tools/make_docs.py)."""
 import ast
 import json
 import importlib.util
+import os
 import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -15,7 +16,7 @@ import labkit
 import labkit.cases
 import pytest
 from scratch import temporary_folder
-from offline import LAB_RUN_LIMIT, run_offline, student_lab_run
+from offline import LAB_RUN_LIMIT, run_offline, student_lab_run, vectors_kept
 
 ROOT = Path(__file__).resolve().parent.parent
 # In the course's order: rag10 after rag9 (as text, "rag10" sorts before "rag4").
@@ -81,9 +82,11 @@ LAB_RUNS = ThreadPoolExecutor(max_workers=2)
 
 
 def run_solution(lab: str, folder: Path) -> LabRun:
+    """The lab run from `folder`, with an embedding cache of its own there (folder/cache), empty at the start."""
     (solution,) = (path for path in SOLUTIONS if path.stem.startswith(f"{lab}-"))
     args = HINT_RUN[1] if lab == HINT_RUN[0] else ()
-    return LabRun(run_offline(solution, folder, args=args), folder)
+    env = {**os.environ, "ACADEMY_CACHE_DIR": str(folder / "cache")}
+    return LabRun(run_offline(solution, folder, env=env, args=args), folder)
 
 
 def start_early(session) -> None:
@@ -133,6 +136,10 @@ def test_solution_lab_passes_offline(solution, solution_run):
         plot = run.folder / PLOTS[lab]  # saved in the folder the lab was run from
         saved = plot.is_file() and plot.read_bytes().startswith(PNG_SIGNATURE)
         assert saved, f"{lab} saved no {plot.name}"
+    # Every text the reference embeds ships in embeddings/ (tools/make_course_vectors.py): a learner whose
+    # chunks match it embeds nothing, and the lab keeps within its CPU budget.
+    kept = vectors_kept(run.folder / "cache")
+    assert kept == 0, f"{lab} embedded {kept} texts embeddings/ lacks: run python tools/make_course_vectors.py"
 
 
 # --------------------------------------------------------------------------

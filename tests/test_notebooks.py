@@ -23,7 +23,7 @@ import live_jupyterlab
 import labkit.running
 import labkit.view
 import pytest
-from offline import REFUSE_NETWORK, student_lab_run
+from offline import REFUSE_NETWORK, student_lab_run, vectors_kept
 from scratch import temporary_folder
 
 # Jupyter's own modules (jupytext, nbformat, nbclient) are imported in the functions that use them: nbformat
@@ -79,13 +79,18 @@ def run_notebook(path: Path):
         notebook, km=kernel, timeout=CELL_SECONDS, startup_timeout=CELL_SECONDS,  # not a CDN's widget manager
         resources={"metadata": {"path": str(path.parent)}}, store_widget_state=False,
     )
-    try:
-        client.execute()
+    try:  # an embedding cache of its own, empty at the start (kernel_cache)
+        client.execute(env={**os.environ, "ACADEMY_CACHE_DIR": str(kernel_cache(path))})
     except CellExecutionError as error:
         return notebook, error
     finally:
         run_sync(kernel.shutdown_kernel)(now=True)  # a kernel we started is ours to stop
     return notebook, None
+
+
+def kernel_cache(path: Path) -> Path:
+    """The embedding cache folder of the kernel that runs the notebook at `path`: beside it, its own."""
+    return path.with_suffix(".cache")
 
 
 def copy_of_the_course(folder: Path) -> Path:
@@ -197,6 +202,9 @@ def test_solution_notebook_runs_top_to_bottom(notebook, executed):
     if lab in LABS_WITH_A_SIZE_PLOT:
         assert outputs(run, "image/png"), "no plot shown inline"
         assert not list((notebook_copy() / "solutions").glob(f"{lab}-*.png")), "a plot saved, not shown inline"
+    # The lab's texts and its explorer's ship in embeddings/: the notebook opens without embedding any.
+    kept = vectors_kept(kernel_cache(notebook_copy() / f"{notebook}.ipynb"))
+    assert kept == 0, f"{lab}'s notebook embedded {kept} texts embeddings/ lacks: run tools/make_course_vectors.py"
 
 
 QUOTED_NOTEBOOK = "rag4-chunking"
