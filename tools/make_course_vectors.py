@@ -66,7 +66,7 @@ def record_explorers(out: str) -> None:
 
     parts = []
     for lab in EXPLORERS:
-        copy = Path(tempfile.mkdtemp(prefix=f"{lab}-", dir="."))  # in the run's folder, removed with it
+        copy = Path(tempfile.mkdtemp(prefix=f"{lab}-", dir=".")).resolve()  # in the run's folder, removed with it
         for name in ("notebooks", "labs", "solutions"):  # a notebook loads the earlier labs' scripts
             shutil.copytree(ROOT / name, copy / name)
         (path,) = (copy / "notebooks" / "solutions").glob(f"{lab}-*.ipynb")
@@ -76,12 +76,22 @@ def record_explorers(out: str) -> None:
             f"import runpy\nrunpy.run_path({str(Path(__file__).resolve())!r}, run_name='kernel')"
             f"['write_vectors']({parts[-1]!r})"))
         NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(path.parent)}}).execute()
+    save(merged(parts), out)
+
+
+def merged(parts: list) -> dict[bytes, np.ndarray]:
+    """{key: vector} of the files `parts`, written by write_vectors or save."""
     kept = {}
     for part in parts:
         with np.load(part) as data:
             kept.update(zip(map(bytes, data["keys"]), data["vectors"]))
+    return kept
+
+
+def save(kept: dict[bytes, np.ndarray], file) -> None:
+    """Write {key: vector} to `file` (a path or an open file), its keys sorted, its vectors float16."""
     keys = sorted(kept)
-    np.savez(out, keys=np.array([np.frombuffer(key, np.uint8) for key in keys]),
+    np.savez(file, keys=np.array([np.frombuffer(key, np.uint8) for key in keys]),
              vectors=np.array([kept[key] for key in keys], np.float16))
 
 
@@ -107,10 +117,7 @@ def shipped() -> dict[bytes, np.ndarray]:
     """The file as it is now, {key: vector} (empty where there is no file)."""
     from labkit import minilm
 
-    if not minilm.COURSE_VECTORS.is_file():
-        return {}
-    with np.load(minilm.COURSE_VECTORS) as data:
-        return dict(zip(map(bytes, data["keys"]), data["vectors"]))
+    return merged([minilm.COURSE_VECTORS]) if minilm.COURSE_VECTORS.is_file() else {}
 
 
 def main(full: bool) -> None:
@@ -131,22 +138,17 @@ def main(full: bool) -> None:
 
         with ThreadPoolExecutor(len(GROUPS)) as pool:
             list(pool.map(run, range(len(GROUPS))))
-        kept = {}
-        for part in parts:
-            with np.load(part) as data:
-                kept.update(zip(map(bytes, data["keys"]), data["vectors"]))
+        kept = merged([part for part in parts if Path(part).is_file()])  # a group that failed may have written none
     dropped = before.keys() - kept.keys()
     if failed:  # a lab that stopped early did not embed all it embeds: what it did not reach is kept
         kept = before | kept
         print("a group of labs stopped on an error (above): nothing is dropped from the file this time")
-    keys = sorted(kept)
     out = ROOT / "embeddings" / "all-MiniLM-L6-v2.orbit.npz"
     out.parent.mkdir(exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=out.parent, suffix=".npz", delete=False) as file:  # whole, or not at all
-        np.savez(file, keys=np.array([np.frombuffer(key, np.uint8) for key in keys]),
-                 vectors=np.array([kept[key] for key in keys], np.float16))
+        save(kept, file)
     os.replace(file.name, out)
-    print(f"{out.relative_to(ROOT)}: {len(keys):,} texts, {out.stat().st_size / 1e6:.1f} MB")
+    print(f"{out.relative_to(ROOT)}: {len(kept):,} texts, {out.stat().st_size / 1e6:.1f} MB")
     if not full:
         print(f"  {len(before.keys() & kept.keys()):,} kept from the file, {len(kept.keys() - before.keys()):,} "
               f"embedded now, {0 if failed else len(dropped):,} dropped (no lab embeds them any more)")
