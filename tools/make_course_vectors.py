@@ -49,11 +49,7 @@ def write_vectors(out: str) -> None:
     """Write every vector this process embedded or looked up (minilm keeps them) to `out`."""
     from labkit import minilm
 
-    texts = list(minilm._vectors)
-    keys = np.array([np.frombuffer(minilm.text_key(text), np.uint8) for text in texts])
-    keys = keys.reshape(-1, minilm.KEY_BYTES)
-    vectors = np.array([minilm._vectors[text] for text in texts], np.float32).reshape(-1, minilm.DIMENSIONS)
-    np.savez(out, keys=keys, vectors=vectors.astype(np.float16))
+    save({minilm.text_key(text): vector for text, vector in minilm._vectors.items()}, out)
 
 
 def record_explorers(out: str) -> None:
@@ -90,9 +86,11 @@ def merged(parts: list) -> dict[bytes, np.ndarray]:
 
 def save(kept: dict[bytes, np.ndarray], file) -> None:
     """Write {key: vector} to `file` (a path or an open file), its keys sorted, its vectors float16."""
+    from labkit import minilm
+
     keys = sorted(kept)
-    np.savez(file, keys=np.array([np.frombuffer(key, np.uint8) for key in keys]),
-             vectors=np.array([kept[key] for key in keys], np.float16))
+    np.savez(file, keys=np.array([np.frombuffer(key, np.uint8) for key in keys]).reshape(-1, minilm.KEY_BYTES),
+             vectors=np.array([kept[key] for key in keys], np.float16).reshape(-1, minilm.DIMENSIONS))
 
 
 def record(labs: list[str], out: str) -> None:
