@@ -529,7 +529,7 @@ def top_k_each(query_vectors, matrix, k: int) -> list[list[tuple[int, float]]]:
     """top_k for every row of `query_vectors` at once: one matrix product for all queries."""
     scores = np.asarray(query_vectors, dtype=np.float32) @ np.asarray(matrix, dtype=np.float32).T
     order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    return [[(int(i), float(row[i])) for i in best] for row, best in zip(scores, order)]
+    return [list(zip(best.tolist(), row[best].tolist())) for row, best in zip(scores, order)]
 
 
 # --------------------------------------------------------------------------

@@ -592,8 +592,7 @@ def default_cache() -> Path:
     shared by every run, whatever its --out, and by the openai embedder."""
     from labkit import openai_embedder
 
-    folder = os.environ.get("ACADEMY_CACHE_DIR", "").strip()
-    return Path(folder).expanduser() if folder else openai_embedder.default_cache_dir()
+    return openai_embedder.course_cache_dir()
 
 
 # --------------------------------------------------------------------------

@@ -191,18 +191,23 @@ def default_cache_dir() -> Path:
     return root / "chunking-labs"
 
 
+def course_cache_dir() -> Path:
+    """The course's cache folder: $ACADEMY_CACHE_DIR, else default_cache_dir(). Every run shares it."""
+    folder = os.environ.get("ACADEMY_CACHE_DIR", "").strip()
+    return Path(folder).expanduser() if folder else default_cache_dir()
+
+
 def settings(model: str | None = None) -> Settings:
     """The embedder's settings, read from the environment now (`model` overrides the model)."""
     if model in (None, "openai"):
         model = os.environ.get("ACADEMY_OPENAI_MODEL", "").strip() or DEFAULT_MODEL
-    cache_dir = os.environ.get("ACADEMY_CACHE_DIR", "").strip()
     return Settings(
         base_url=(os.environ.get("OPENAI_BASE_URL", "").strip() or OPENAI_URL).rstrip("/"),
         model=model,
         dimensions=_number("ACADEMY_OPENAI_DIMENSIONS", None, int, 1),
         api_key=os.environ.get("OPENAI_API_KEY", "").strip() or None,
         timeout=_number("ACADEMY_OPENAI_TIMEOUT", DEFAULT_TIMEOUT, float, 0.001),
-        cache_path=(Path(cache_dir).expanduser() if cache_dir else default_cache_dir()) / CACHE_FILE,
+        cache_path=course_cache_dir() / CACHE_FILE,
         max_cost=_number("ACADEMY_MAX_COST", DEFAULT_MAX_COST),
         price=_number("ACADEMY_OPENAI_PRICE", None),
     )

@@ -21,6 +21,7 @@ import ast
 import importlib.util
 import inspect
 import itertools
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,7 @@ def public_test_calls(lab: str) -> list[TestCall]:
     import profiles
 
     profiles.load_fast_profile()
+    keep_hypothesis_tables()
     spec = importlib.util.spec_from_file_location(f"_public_tests_{lab}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -84,6 +86,20 @@ def public_test_calls(lab: str) -> list[TestCall]:
         if name.startswith("test_") and callable(test) and getattr(test, "__module__", "") == module.__name__:
             calls += expanded(name, test)
     return calls
+
+
+def keep_hypothesis_tables() -> None:
+    """Keep hypothesis's Unicode tables in the course's cache folder (its hypothesis/), not in a
+    .hypothesis folder wherever the lab is run from: hypothesis computes them on first use, about a
+    second of CPU, and a lab run from a new folder would pay again. The examples a check tries do not
+    depend on where they are kept (the "fast" profile keeps no database). $HYPOTHESIS_STORAGE_DIRECTORY,
+    when set, still decides."""
+    from hypothesis import configuration
+
+    from labkit.openai_embedder import course_cache_dir
+
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") and hasattr(configuration, "set_hypothesis_home_dir"):
+        configuration.set_hypothesis_home_dir(course_cache_dir() / "hypothesis")
 
 
 def expanded(name: str, test) -> list[TestCall]:
