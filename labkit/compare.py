@@ -71,7 +71,7 @@ OVERLAPS = ("1/8",)  # rag8's overlap: an eighth of the size
 EMBED_BATCH = 256  # texts embedded at a time, so the progress bar moves
 QUESTION_BLOCK = 16  # questions ranked at a time against every chunk or unit
 PART_CHARACTERS = 1_000_000  # a document longer than this is chunked a part at a time (see parts)
-RETRIEVER_BYTES = 140  # the retrievers' peak per character of corpus (rag10's build): 0.73 GB for 5.1 M measured
+RETRIEVER_BYTES = 140  # a learner's retrievers' peak per character of corpus (the lesson's index: 0.73 GB for 5.1 M)
 RETRIEVER_WARNING = 10_000_000  # characters from which that memory is said before the run
 SAMPLE_CHARACTERS = 40_000  # characters each chunker is timed on before the run, for its estimate
 MEANINGFUL = 0.05  # the smallest difference in recall worth the questions to show it
@@ -312,11 +312,13 @@ class Method(NamedTuple):
     units: Callable | None = None  # a retriever: units(pages) -> how many units it ranks (pages as searched)
     overlaps: bool = True  # False: a chunker with no overlap of its own (rag9's semantic cuts, chonkie)
     release: Callable | None = None  # a retriever: let go of the indexes its lab keeps, once every one has run
+    whole: bool = False  # a retriever that takes every question at once (scoring a block at a time itself)
 
 
-def course_methods(labs: Path, title: str, embedder: str, problems: list) -> list:
+def course_methods(labs: Path, title: str, embedder: str, problems: list, scratch: Path | None = None) -> list:
     """The course's chunkers and retrievers from `labs`; a lab that does not load is left out with a line.
-    The reference labs' rag11 builds its BM25 a unit at a time (hybrid_search); a learner's runs as written."""
+    The reference labs' retrievers search an index kept small (reference_retriever), its vectors in a file in
+    `scratch` (the cache's folder; None: the system's temporary folder); a learner's run as written."""
     methods = []
     for lab, make in _COURSE.items():
         try:
@@ -324,8 +326,8 @@ def course_methods(labs: Path, title: str, embedder: str, problems: list) -> lis
         except Exception as error:  # a learner's lab may not load: say so, compare the rest
             problems.append(f"{lab}: left out, it does not load from {labs} ({_one_line(error)})")
             continue
-        if lab == "rag11" and labs.resolve() == SOLUTIONS.resolve():
-            methods += hybrid_search(module, title, embedder)
+        if lab in REFERENCE_RETRIEVERS and labs.resolve() == SOLUTIONS.resolve():
+            methods.append(reference_retriever(lab, module, title, embedder, scratch))
         else:
             methods += make(module, title, embedder)
     return methods
@@ -348,36 +350,18 @@ def _retriever(name, module, build, title, embedder):
                    release=release)]
 
 
-def hybrid_search(module, title, embedder):
-    """The reference rag11's search, as its `search` runs it (rag10's index of the pages, BM25 over the
-    units' embedded texts, RRF of both rankings, read by `found`), its BM25 built by labkit.reference's
-    packed_bm25: the same scores as its bm25_index, in a fifth of the memory of that moment (the peak of
-    a run). Built once for the pages, not once per block of questions."""
-    from labkit.lessons import rag10 as lesson10, rag11 as lesson11
-    from labkit.reference.bm25 import packed_bm25
+REFERENCE_RETRIEVERS = {"rag10": "small to big (rag10)", "rag11": "hybrid search (rag11)"}
 
-    kept = {}  # the index searched and its BM25, while the pages are the same
 
-    def build(pages):
-        index = lesson10.build_index(pages, title, embedder, folder=module.HERE)
-        if kept.get("index") is not index:
-            kept.clear()
-            words = packed_bm25((unit.embedded for unit in index.units), module.search_terms, module.bm25_weight,
-                                module.K1, module.B)
-            kept.update(index=index, hybrid=lesson11.Hybrid(index, words))
-        return kept["hybrid"]
+def reference_retriever(lab: str, module, title: str, embedder: str, scratch: Path | None = None) -> Method:
+    """The reference rag10's or rag11's search, as its `search` runs it, over labkit.reference.retrievers'
+    index: a page cut, embedded and counted into BM25 at a time, a unit's place in arrays, its vector on
+    disk. The same spans as the lab's own search, in memory that grows with the units, not their texts."""
+    from labkit.reference import retrievers
 
-    def search(pages, questions, budget):
-        hybrid = build(pages)
-        ranked = lesson11.rankings(hybrid, list(questions), module.search_terms, embedder)
-        return module.found(hybrid, ranked, "RRF", None, budget)
-
-    def release():
-        kept.clear()
-        lesson10.INDEXES.clear()
-
-    return [Method("hybrid search (rag11)", search=search, units=lambda pages: len(build(pages).units),
-                   release=release)]
+    make = retrievers.small_to_big_search if lab == "rag10" else retrievers.hybrid_search
+    search, units, release = make(module, title, embedder, scratch)
+    return Method(REFERENCE_RETRIEVERS[lab], search=search, units=units, release=release, whole=True)
 
 
 _COURSE = {  # lab -> its methods, in the order of the course
@@ -783,16 +767,19 @@ def score_retriever(method: Method, texts: dict, questions: list, budget: int, r
     """A retriever's own spans within the budget, scored by rag8's recall as a chunker's are.
 
     The questions go a block at a time: a retriever keeps a score per unit for each question
-    it is asked at once, which on a big corpus outweighs its index."""
+    it is asked at once, which on a big corpus outweighs its index. A `whole` retriever (the reference
+    labs', labkit.reference.retrievers) takes them all and blocks them itself: its BM25 then keeps the
+    postings of their terms alone."""
     asked = [question.question for question in questions]
     pages, place = {}, {}  # a big document's parts are pages of their own (see parts), placed back after
     for name, text in texts.items():
         for number, (offset, part) in enumerate(parts(text)):
             page = name if offset == 0 else f"{name}#{number}"
             pages[page], place[page] = part, (name, offset)
+    block = max(len(asked), 1) if method.whole else QUESTION_BLOCK
     found = [[(place[page][0], place[page][1] + start, place[page][1] + end) for page, start, end in spans]
-             for first in range(0, len(asked), QUESTION_BLOCK)
-             for spans in method.search(pages, asked[first:first + QUESTION_BLOCK], budget)]
+             for first in range(0, len(asked), block)
+             for spans in method.search(pages, asked[first:first + block], budget)]
     recall = [rag8.recall_at_k(spans, [_gold(question)], len(spans)) if spans else 0.0
               for question, spans in zip(questions, found)]
     tokens = [sum(count_tokens(texts[doc][start:end]) for doc, start, end in spans) for spans in found]
@@ -1293,7 +1280,7 @@ def _run(settings: Settings) -> int:
         print(f"{len(questions.usable)} of {questions.lines} questions usable" +
               (f" ({len(questions.problems)} listed on stderr, left out)" if questions.problems else ""))
     problems = []
-    methods = chosen(course_methods(settings.labs, settings.title, settings.embedder, problems)
+    methods = chosen(course_methods(settings.labs, settings.title, settings.embedder, problems, settings.cache)
                      + peer_methods(settings.title, problems), settings.methods)
     for line in problems:
         print(f"  {line}", file=sys.stderr)
@@ -1389,10 +1376,11 @@ def _announce(settings: Settings, texts: dict, grid: list, retrievers: list = ()
     """What is about to be done, before the long part: the chunkings and, for a paid embedder, its cost."""
     characters = characters_of(texts)
     print(f"{len(grid)} chunkings of {characters / 1e6:.2f} M characters to embed and score")
-    if retrievers and characters > RETRIEVER_WARNING:
-        print(f"{_some(retrievers)} index the whole corpus at once: about {characters * RETRIEVER_BYTES / 1e9:.1f} GB "
-              f"of memory for these {characters / 1e6:.0f} M characters (the chunkers need the largest document's "
-              f"share only); --methods without rag10 and rag11 leaves them out")
+    own = settings.labs.resolve() != SOLUTIONS.resolve()  # the reference labs' retrievers keep their index small
+    if retrievers and own and characters > RETRIEVER_WARNING:
+        print(f"{_some(retrievers)} of {settings.labs} index the whole corpus at once: about "
+              f"{characters * RETRIEVER_BYTES / 1e9:.1f} GB of memory for these {characters / 1e6:.0f} M characters "
+              f"(the reference labs' need a fraction); --methods without rag10 and rag11 leaves them out")
     if settings.embedder == "openai":
         from labkit import openai_embedder
         setting = openai_embedder.settings()

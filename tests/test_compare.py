@@ -519,13 +519,18 @@ def test_a_big_documents_parts_are_placed_back_for_the_retrievers(tmp_path, caps
     assert [row["hybrid search (rag11)"] for row in rows] == ["1", "1"]  # its spans placed back in big.md
 
 
-def test_a_big_corpus_is_told_what_the_retrievers_will_hold(tmp_path, capsys):
+def test_a_big_corpus_is_told_what_a_learners_retrievers_will_hold(tmp_path, capsys):
+    """A learner's rag10 and rag11 search the lesson's index, the whole corpus in memory: the run says what
+    that costs. The reference labs' (labkit.reference.retrievers) keep theirs small: nothing to say."""
     settings = compare.Settings(tmp_path, None, tmp_path, 1000, (256,), (0,), "t", "hash", tmp_path, tmp_path, None)
     texts = {"big.md": "x" * 30_000_000}
     compare._announce(settings, texts, [], ["small to big (rag10)", "hybrid search (rag11)"])
     printed = capsys.readouterr().out
-    assert "small to big (rag10), hybrid search (rag11) index the whole corpus at once: about 4.2 GB" in printed
+    assert (f"small to big (rag10), hybrid search (rag11) of {tmp_path} index the whole corpus at once: "
+            f"about 4.2 GB") in printed
     compare._announce(settings, {"a.md": "x" * 1000}, [], ["small to big (rag10)"])
+    assert "index the whole corpus" not in capsys.readouterr().out
+    compare._announce(settings._replace(labs=compare.SOLUTIONS), texts, [], ["small to big (rag10)"])
     assert "index the whole corpus" not in capsys.readouterr().out
 
 
@@ -608,26 +613,41 @@ def test_compares_lean_bm25_is_the_lessons_bm25_index_exactly(texts):
     assert list(lean.terms.items()) == list(given.terms.items()) and lean.n_documents == given.n_documents
     assert lean.rows.dtype == given.rows.dtype and lean.weights.dtype == given.weights.dtype
     assert lean.rows.tolist() == given.rows.tolist() and lean.weights.tolist() == given.weights.tolist()
-    for question in ("storage.max_conns pool", "backups", "ORB-4024", "nothing here", "one two"):
+    asked = ("storage.max_conns pool", "backups", "ORB-4024", "nothing here", "one two")
+    only = {term for question in asked for term in lab.search_terms(question)}
+    named = packed_bm25(iter(texts), lab.search_terms, lab.bm25_weight, lab.K1, lab.B, only)
+    assert set(named.terms) == only & set(given.terms)
+    for question in asked:
         terms = lab.search_terms(question)
         assert lesson11.word_scores(lean, terms).tolist() == lesson11.word_scores(given, terms).tolist()
+        assert lesson11.word_scores(named, terms).tolist() == lesson11.word_scores(given, terms).tolist()
 
 
-def test_compares_reference_rag11_finds_what_the_labs_own_search_finds(tmp_path):
-    """compare's rag11 (its BM25 built by packed_bm25, once for all blocks of questions) hands over the
-    spans the reference lab's own search does, question by question."""
-    pages = {"guide/install.md": INSTALL, "faq.md": FAQ, "notes.txt": OLD_MAC,
-             "big.md": "".join(SECTION.format(n=n) for n in range(12))}
+@pytest.mark.parametrize("embedder", ["hash", "wordllama"])  # wordllama: parents pooled from their units
+@pytest.mark.parametrize("lab_name", ["rag10", "rag11"])
+def test_compares_reference_retrievers_find_what_the_labs_own_search_finds(tmp_path, monkeypatch, lab_name, embedder):
+    """compare's rag10 and rag11 (an index built a page at a time, its vectors read from disk a block at a
+    time, rag11's BM25 by packed_bm25) hand over the spans the reference lab's own search does, question
+    by question, and rank as many units."""
+    from labkit.reference import retrievers
+
+    monkeypatch.setattr(compare.Vectors, "ROWS", 7)  # many blocks, each question scored across them
+    monkeypatch.setattr(retrievers, "QUESTION_BLOCK", 2)  # and the questions in blocks too
+    pages = {"guide/install.md": INSTALL, "faq.md": FAQ, "notes.txt": OLD_MAC, "empty.md": "",
+             "heading.md": "# Only a heading\n", "big.md": "".join(SECTION.format(n=n) for n in range(12))}
     asked = ["Which Python?", "Which port?", "When do backups of part 7 run?", "ORBIT_PORT", "pip install --upgrade"]
-    lab = load_lab("rag11", ROOT / "solutions")
-    [method] = compare.hybrid_search(lab, "docs", "hash")
+    lab = load_lab(lab_name, ROOT / "solutions")
+    method = compare.reference_retriever(lab_name, lab, "docs", embedder, tmp_path)
+    index = lab.build_index(pages, "docs", embedder) if lab_name == "rag10" else lab.build_hybrid(pages, "docs",
+                                                                                                    embedder)
     try:
-        assert method.search(pages, asked, 300) == lab.search(pages, asked, 300, title="docs", embedder="hash")
+        assert method.search(pages, asked, 300) == lab.search(pages, asked, 300, title="docs", embedder=embedder)
         assert method.search(pages, asked[:2], 1000) == lab.search(pages, asked[:2], 1000, title="docs",
-                                                                   embedder="hash")
-        assert method.units(pages) == len(lab.build_hybrid(pages, "docs", "hash").units)
+                                                                   embedder=embedder)
+        assert method.units(pages) == len(index.units)
     finally:
         method.release()
+        lab.INDEXES.clear() if hasattr(lab, "INDEXES") else None
 
 
 def test_a_student_handout_leaves_compares_reference_code_out():

@@ -79,9 +79,14 @@ def rankings(hybrid, questions, terms_of, embedder=None):
     """A Ranked per question: meaning as rag10 scores its units (all questions in one matrix product),
     words by BM25 over each question's terms (`terms_of(question)`)."""
     meaning = lesson10.unit_scores(hybrid.index, embed(list(questions), embedder))
+    return both_rankings(hybrid.words, questions, terms_of, meaning)
+
+
+def both_rankings(words, questions, terms_of, meaning):
+    """rankings, the units' meaning scores given (a row per question)."""
     result = []
     for question, dense in zip(questions, meaning):
-        lexical = word_scores(hybrid.words, terms_of(question))
+        lexical = word_scores(words, terms_of(question))
         by_words = [int(row) for row in np.argsort(-lexical, kind="stable")[:DEPTH] if lexical[row] > 0]
         result.append(Ranked(by_words, np.argsort(-dense, kind="stable")[:DEPTH].tolist(), lexical, dense))
     return result

@@ -19,18 +19,23 @@ import numpy as np
 from labkit.lessons.rag11 import Words
 
 
-def packed_bm25(texts, terms_of, weight, k1: float, b: float) -> Words:
+def packed_bm25(texts, terms_of, weight, k1: float, b: float, only=None) -> Words:
     """The Words that `lesson.pack(bm25_index([terms_of(t) for t in texts]), len(texts))` gives, with
     `weight` the lab's bm25_weight(tf, df, n_documents, length, mean_length, k1, b).
 
     Term ids are given in the order the terms are first met, unit by unit, which is the order of
-    bm25_index's dict; a term's postings are its units in row order, as there."""
+    bm25_index's dict; a term's postings are its units in row order, as there.
+
+    `only`: the terms to keep postings for (a set), every unit's length still counted in full. The
+    questions a run asks score the same on it, since a question's score sums its own terms' weights: a
+    big corpus's postings (11 M for 26 M characters) are then the few its questions name."""
     ids, term_of, counts, starts, lengths = {}, array("i"), array("i"), array("q", [0]), array("q")
     for text in texts:
         terms = terms_of(text)
         for term, tf in Counter(terms).items():
-            term_of.append(ids.setdefault(term, len(ids)))
-            counts.append(tf)
+            if only is None or term in only:
+                term_of.append(ids.setdefault(term, len(ids)))
+                counts.append(tf)
         starts.append(len(term_of))
         lengths.append(len(terms))
     if not lengths:
