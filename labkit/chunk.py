@@ -100,11 +100,14 @@ def chunker(settings: Settings) -> compare.Method:
 
 def record(doc: str, offset: int, chunk) -> dict:
     """A chunk as one line of the output: where it is (`offset`: where its part starts, see
-    compare.parts), its exact text, its headings and its size."""
+    compare.parts), its exact text, its headings and its size; `oversize` when the chunker kept a
+    block whole over the budget."""
     line = {"doc": doc, "start": offset + chunk.start, "end": offset + chunk.end, "text": chunk.text,
             "heading_path": list(chunk.section), "tokens": chunk.n_tokens}
     if chunk.header:
         line["header"] = chunk.header
+    if getattr(chunk, "oversize", False):
+        line["oversize"] = True  # a block kept whole over the budget (a big table or code block)
     return line
 
 

@@ -112,6 +112,33 @@ class Library(Mapping):
         return len(self.paths)
 
 
+class Pages(Mapping):
+    """The pages a retriever searches, {page: text}: each document, or each part of one over PART_CHARACTERS
+    (see parts) as "name#number", its text read through `texts` (a Library) when asked, not held. A
+    retriever reads a page when it cuts it and when it hands a reader a parent, so a run holds the
+    largest document, not the corpus (86.5 M characters of Markdown are 211 MB of Python text)."""
+
+    def __init__(self, texts):
+        self.texts, self.place = texts, {}  # page -> (document, start, end)
+        for name in texts:
+            for number, (offset, part) in enumerate(parts(texts[name])):
+                self.place[name if offset == 0 else f"{name}#{number}"] = (name, offset, offset + len(part))
+
+    def __getitem__(self, page: str) -> str:
+        name, start, end = self.place[page]
+        text = self.texts[name]
+        return text if start == 0 and end == len(text) else text[start:end]
+
+    def __contains__(self, page) -> bool:
+        return page in self.place
+
+    def __iter__(self):
+        return iter(self.place)
+
+    def __len__(self) -> int:
+        return len(self.place)
+
+
 def characters_of(texts) -> int:
     """The characters of every document: a Library knows them without reading its files again."""
     return texts.characters if isinstance(texts, Library) else sum(map(len, texts.values()))
@@ -771,11 +798,8 @@ def score_retriever(method: Method, texts: dict, questions: list, budget: int, r
     labs', labkit.reference.retrievers) takes them all and blocks them itself: its BM25 then keeps the
     postings of their terms alone."""
     asked = [question.question for question in questions]
-    pages, place = {}, {}  # a big document's parts are pages of their own (see parts), placed back after
-    for name, text in texts.items():
-        for number, (offset, part) in enumerate(parts(text)):
-            page = name if offset == 0 else f"{name}#{number}"
-            pages[page], place[page] = part, (name, offset)
+    pages = Pages(texts)  # a big document's parts are pages of their own (see parts), placed back after
+    place = pages.place
     block = max(len(asked), 1) if method.whole else QUESTION_BLOCK
     found = [[(place[page][0], place[page][1] + start, place[page][1] + end) for page, start, end in spans]
              for first in range(0, len(asked), block)
@@ -923,9 +947,14 @@ def _negated(interval):
 
 
 def _digits(*values) -> int:
-    """Decimals enough that no value other than 0 prints as 0 (2 to 4): a verdict must be visible."""
+    """Decimals enough that no value other than 0 prints as 0, and none other than MEANINGFUL as it (2 to 4):
+    a verdict must be visible, the recommendation's "within 0.05 of it" too (-0.0545 is not -0.05)."""
+    def visible(value, digits):
+        shown = round(abs(value), digits)
+        return (value == 0 or shown > 0) and (shown != MEANINGFUL or math.isclose(abs(value), MEANINGFUL))
+
     for digits in (2, 3, 4):
-        if all(value == 0 or round(abs(value), digits) > 0 for value in values):
+        if all(visible(value, digits) for value in values):
             return digits
     return 4
 
@@ -1075,6 +1104,14 @@ def missed_and_lone(questions: list, scored: list) -> tuple:
     return missed, lone
 
 
+def _finding(method: str, number: int, scored: list) -> str:
+    """The method that alone finds question `number`, with the settings that find it when not all do:
+    'recursive (rag5) at 512/64 only'."""
+    settings = [s for s in scored if s.method == method]
+    finding = [f"{s.size}/{s.overlap}" for s in settings if s.recall[number] > 0]
+    return method if len(finding) == len(settings) else f"{method} at {', '.join(finding)} only"
+
+
 def question_summary(questions: list, scored: list, texts: dict, shown: int = 10) -> list:
     """The lines naming the questions every method misses and those one method alone finds."""
     missed, lone = missed_and_lone(questions, scored)
@@ -1089,7 +1126,8 @@ def question_summary(questions: list, scored: list, texts: dict, shown: int = 10
              + (" (check their answers, or the documents lack what they ask)" if missed else "")]
     lines += [f"  {named(question)}" for question in missed[:shown]]
     lines += [f"Found by one method only: {len(lone)}"]
-    lines += [f"  {named(question)}: {method}" for question, method in lone[:shown]]
+    lines += [f"  {named(question)}: {_finding(method, questions.index(question), scored)}"
+              for question, method in lone[:shown]]
     if len(missed) > shown or len(lone) > shown:
         lines.append(f"  (the first {shown} of each; every question is in per-question.csv)")
     return lines

@@ -48,6 +48,20 @@ def test_the_readme_loader_reads_the_chunks(docs, tmp_path):
     documents = namespace["documents"]
     assert documents and all(set(document) == {"page_content", "metadata"} for document in documents)
     assert documents[0]["metadata"]["source"] == "guide/install.md"
+    assert len(namespace["embedded"]) == len(documents)
+
+
+def test_a_block_kept_whole_over_the_budget_says_so(tmp_path):
+    """rag6 keeps a big table whole: its line says `oversize`, so a pipeline with a hard limit can tell."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    table = "| key | value |\n| --- | --- |\n" + "".join(f"| k{n} | a value of row {n} |\n" for n in range(40))
+    (docs / "table.md").write_text("# Settings\n\n" + table, encoding="utf-8")
+    out = tmp_path / "chunks.jsonl"
+    chunk.main([str(docs), "--method", "markdown (rag6)", "--max-tokens", "64", "--overlap", "0", "--out", str(out)])
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [line.get("oversize", False) for line in lines] == [line["tokens"] > 64 for line in lines]
+    assert any(line.get("oversize") for line in lines)
 
 
 @pytest.mark.parametrize("arguments, said", [

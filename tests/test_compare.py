@@ -196,7 +196,16 @@ def test_the_summary_names_questions_missed_by_all_and_found_by_one():
     lines = compare.question_summary(asked, scored, {"a.md": "x"})
     assert lines[0].startswith("Missed by every method: 1 of 3 questions")
     assert lines[1] == '  line 2 "question 2?" (answer in a.md line 1)'
-    assert lines[3] == '  line 3 "question 3?" (answer in a.md line 1): rag5'
+    assert lines[3] == '  line 3 "question 3?" (answer in a.md line 1): rag5 at 256/32 only'  # the setting too
+    scored[0] = scored[0]._replace(recall=np.array([1.0, 0.0, 1.0]))
+    assert compare.question_summary(asked, scored, {"a.md": "x"})[3].endswith("(answer in a.md line 1): rag5")
+
+
+def test_a_difference_near_the_meaningful_gap_prints_the_digits_that_place_it():
+    """The recommendation names the settings "within 0.05" of the best: a row at -0.0545 must not print
+    as -0.05, nor one at -0.0495 as -0.050."""
+    assert compare._digits(-0.0545, -0.16, 0.04) == 3 and compare._digits(-0.0495, -0.1, 0.01) == 4
+    assert compare._digits(-0.05, -0.1, 0.02) == 2 and compare._digits(-0.03, -0.1, 0.05) == 2
 
 
 def test_a_second_run_embeds_only_new_chunks(docs, questions, tmp_path, capsys, no_peers):
@@ -500,6 +509,21 @@ def test_a_big_document_is_cut_before_top_level_headings_only():
         compare.PART_CHARACTERS = before
     assert all(text[start:end] == piece for start, end, piece in pieces)
     assert [(start, end) for start, end, _ in pieces] == whole  # rag6 starts again at a top-level heading anyway
+
+
+def test_a_retriever_is_handed_each_document_or_each_part_of_a_big_one_read_when_asked(tmp_path, monkeypatch):
+    monkeypatch.setattr(compare, "PART_CHARACTERS", 400)
+    big = "".join(SECTION.format(n=n) for n in range(40))
+    for name, text in {"big.md": big, "faq.md": FAQ}.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    texts = compare.read_documents(tmp_path).texts
+    pages = compare.Pages(texts)
+    expected = {name if offset == 0 else f"{name}#{number}": part for name in ("big.md", "faq.md")
+                for number, (offset, part) in enumerate(compare.parts(texts[name]))}
+    assert len(expected) > 3 and dict(pages) == expected
+    for page, (name, start, end) in pages.place.items():
+        assert pages[page] == texts[name][start:end] and page in pages
+    assert "big.md#999" not in pages
 
 
 def test_a_big_documents_parts_are_placed_back_for_the_retrievers(tmp_path, capsys, monkeypatch, no_peers):

@@ -102,7 +102,7 @@ def build(pages: dict, title: str, embedder, parent_tokens: int, folder: Path, o
     rows.starts.extend(rows.parent_starts)
     rows.ends.extend(rows.parent_ends)
     rows.parent_of.extend(range(len(rows.parent_docs)))
-    index = CompactIndex(dict(pages), Places(names, rows.docs, rows.starts, rows.ends), rows.parent_of,
+    index = CompactIndex(pages, Places(names, rows.docs, rows.starts, rows.ends), rows.parent_of,
                          Places(names, rows.parent_docs, rows.parent_starts, rows.parent_ends),
                          np.frombuffer(rows.with_parent, dtype=np.bool_), small, unit_vectors, parent_vectors)
     return index, words
