@@ -1406,7 +1406,8 @@ def compare(settings: Settings, texts: dict, questions: list, methods: list) -> 
     for line in question_summary(questions, scored, texts):
         print(line)
     write_outputs(settings, table, advice, questions, scored, texts)
-    print(f"embeddings: {cache.embedded:,} embedded now, {cache.reused:,} taken from the cache in {settings.cache}")
+    print(f"embeddings: {cache.embedded:,} embedded now, {cache.reused:,} found in the cache in {settings.cache} "
+          f"(a chunk two settings cut alike is embedded once; the retrievers' units are not counted)")
     return 0
 
 

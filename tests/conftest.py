@@ -252,6 +252,10 @@ def own_embedding_cache(config) -> None:
     folder = tempfile.mkdtemp(prefix="pytest-cache-")
     os.environ["ACADEMY_CACHE_DIR"] = folder
     config.add_cleanup(functools.partial(shutil.rmtree, folder, ignore_errors=True))
+    # hypothesis's Unicode tables, which a lab's last check keeps in the cache folder
+    # (labkit/public_tests.keep_hypothesis_tables): computed once for the checkout, not again for each lab
+    # a test runs with a cache folder of its own
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(Path(__file__).resolve().parent.parent / ".hypothesis"))
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -43,3 +43,24 @@ def test_the_examples_do_not_depend_on_what_else_is_imported():
     alone = examples_after("")
     assert alone.count("\n") >= 60, alone
     assert examples_after("oracles") == alone, "importing oracles.py changed the examples drawn"
+
+
+def test_a_labs_check_keeps_hypothesis_tables_in_the_course_cache(tmp_path, monkeypatch):
+    """hypothesis computes its Unicode tables on first use (about a second of CPU) and keeps them where it
+    is told: a lab's last check tells it the course's cache folder, so a lab run from a new folder does
+    not pay again; $HYPOTHESIS_STORAGE_DIRECTORY, when set, still decides."""
+    from hypothesis import configuration
+
+    from labkit import public_tests
+
+    monkeypatch.setenv("ACADEMY_CACHE_DIR", str(tmp_path))
+    try:
+        monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+        public_tests.keep_hypothesis_tables()
+        assert configuration.storage_directory("unicode_data").path == tmp_path / "hypothesis" / "unicode_data"
+        configuration.set_hypothesis_home_dir(None)
+        monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp_path / "asked"))
+        public_tests.keep_hypothesis_tables()
+        assert configuration.storage_directory("unicode_data").path == tmp_path / "asked" / "unicode_data"
+    finally:
+        configuration.set_hypothesis_home_dir(None)  # read again from the environment, as restored

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pickle
 import tempfile
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +44,7 @@ class CompactIndex:
     """What rag10's `small_to_big` and rag11's `read_parents` read of the lesson's Index (`pages`, `spans`,
     `parent_of`, `parent_spans`), and `scores`, the lesson's `unit_scores`, read from disk."""
 
-    def __init__(self, pages: dict, spans: Places, parent_of: array, parent_spans: Places,
+    def __init__(self, pages: Mapping, spans: Places, parent_of: array, parent_spans: Places,
                  with_parent: np.ndarray, small: int, unit_vectors, parent_vectors):
         self.pages, self.spans, self.parent_of, self.parent_spans = pages, spans, parent_of, parent_spans
         self.with_parent, self.unit_vectors, self.parent_vectors = with_parent, unit_vectors, parent_vectors
@@ -69,7 +69,7 @@ class CompactIndex:
         self.parent_vectors.close()
 
 
-def build(pages: dict, title: str, embedder, parent_tokens: int, folder: Path, owner, vectors_in: Path | None,
+def build(pages: Mapping, title: str, embedder, parent_tokens: int, folder: Path, owner, vectors_in: Path | None,
           terms_of=None, weight=None, k1=None, b=None, only=None):
     """(CompactIndex, Words or None) of `pages`: lesson10.build_index's units, parents and vectors, cut
     with the labs in `folder`, each unit placed by `owner(units, parents)` (None: the lesson's
