@@ -936,7 +936,7 @@ def _too_few(best: Row, runner: Row) -> str:
                 f"they might differ.")
     shown = max(gap, MEANINGFUL)
     needed = math.ceil(count * (half / shown) ** 2 * 1.1)  # a tenth more: the spread itself is an estimate
-    lead = f"its lead of {gap:.2f}" if gap >= MEANINGFUL else f"a difference of {MEANINGFUL:.2f}"
+    lead = f"its lead of {gap:.{_digits(gap)}f}" if gap >= MEANINGFUL else f"a difference of {MEANINGFUL:.2f}"
     return (f"{count} questions do not tell {best.label} from {runner.label}: at the spread seen, about "
             f"{needed:,} would show {lead}.")
 
