@@ -353,7 +353,7 @@ def course_methods(labs: Path, title: str, embedder: str, problems: list, scratc
         except Exception as error:  # a learner's lab may not load: say so, compare the rest
             problems.append(f"{lab}: left out, it does not load from {labs} ({_one_line(error)})")
             continue
-        if lab in REFERENCE_RETRIEVERS and labs.resolve() == SOLUTIONS.resolve():
+        if lab in REFERENCE_RETRIEVERS and is_reference(labs):
             methods.append(reference_retriever(lab, module, title, embedder, scratch))
         else:
             methods += make(module, title, embedder)
@@ -378,6 +378,11 @@ def _retriever(name, module, build, title, embedder):
 
 
 REFERENCE_RETRIEVERS = {"rag10": "small to big (rag10)", "rag11": "hybrid search (rag11)"}
+
+
+def is_reference(labs: Path) -> bool:
+    """True when `labs` is the course's solutions/: its retrievers then run as reference_retriever."""
+    return labs.resolve() == SOLUTIONS.resolve()
 
 
 def reference_retriever(lab: str, module, title: str, embedder: str, scratch: Path | None = None) -> Method:
@@ -1415,8 +1420,7 @@ def _announce(settings: Settings, texts: dict, grid: list, retrievers: list = ()
     """What is about to be done, before the long part: the chunkings and, for a paid embedder, its cost."""
     characters = characters_of(texts)
     print(f"{len(grid)} chunkings of {characters / 1e6:.2f} M characters to embed and score")
-    own = settings.labs.resolve() != SOLUTIONS.resolve()  # the reference labs' retrievers keep their index small
-    if retrievers and own and characters > RETRIEVER_WARNING:
+    if retrievers and not is_reference(settings.labs) and characters > RETRIEVER_WARNING:
         print(f"{_some(retrievers)} of {settings.labs} index the whole corpus at once: about "
               f"{characters * RETRIEVER_BYTES / 1e9:.1f} GB of memory for these {characters / 1e6:.0f} M characters "
               f"(the reference labs' need a fraction); --methods without rag10 and rag11 leaves them out")

@@ -98,7 +98,7 @@ def keep_hypothesis_tables() -> None:
 
     from labkit.openai_embedder import course_cache_dir
 
-    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") and hasattr(configuration, "set_hypothesis_home_dir"):
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         configuration.set_hypothesis_home_dir(course_cache_dir() / "hypothesis")
 
 

@@ -671,7 +671,6 @@ def test_compares_reference_retrievers_find_what_the_labs_own_search_finds(tmp_p
         assert method.units(pages) == len(index.units)
     finally:
         method.release()
-        lab.INDEXES.clear() if hasattr(lab, "INDEXES") else None
 
 
 def test_a_student_handout_leaves_compares_reference_code_out():

@@ -13,6 +13,7 @@ same as the lab's `search` gives (tests/test_compare.py holds them equal).
 
 from __future__ import annotations
 
+import functools
 import pickle
 import tempfile
 from array import array
@@ -175,6 +176,7 @@ def small_to_big_search(module, title: str, embedder, vectors_in: Path):
     """The reference rag10's `search` (its `small_to_big` over its `parent_index`'s placing), on a
     CompactIndex built once for the pages: (search, units, release) for compare's Method."""
     kept = {}
+    release = functools.partial(_let_go, kept)
 
     def index_of(pages):
         if kept.get("pages") is not pages:
@@ -191,11 +193,6 @@ def small_to_big_search(module, title: str, embedder, vectors_in: Path):
                                           module.PARENT_TOKENS) for row in scores]
         return found
 
-    def release():
-        if "index" in kept:
-            kept.pop("index").close()
-        kept.clear()
-
     return search, lambda pages: len(index_of(pages).spans), release
 
 
@@ -204,6 +201,7 @@ def hybrid_search(module, title: str, embedder, vectors_in: Path):
     read by its `found`), on a CompactIndex and BM25 built once for the pages and the questions (BM25's
     postings of the questions' terms only: packed_bm25's `only`): (search, units, release)."""
     kept = {}
+    release = functools.partial(_let_go, kept)
 
     def hybrid_of(pages, questions=()):
         asked = frozenset(term for question in questions for term in module.search_terms(question))
@@ -211,7 +209,7 @@ def hybrid_search(module, title: str, embedder, vectors_in: Path):
             release()
             index, words = build(pages, title, embedder, lesson10.PARENT_TOKENS, module.HERE, None, vectors_in,
                                  module.search_terms, module.bm25_weight, module.K1, module.B, asked)
-            kept.update(pages=pages, asked=asked, hybrid=lesson11.Hybrid(index, words))
+            kept.update(pages=pages, asked=asked, index=index, hybrid=lesson11.Hybrid(index, words))
         return kept["hybrid"]
 
     def search(pages, questions, budget):
@@ -225,12 +223,14 @@ def hybrid_search(module, title: str, embedder, vectors_in: Path):
             first += len(meaning)
         return found
 
-    def release():
-        if "hybrid" in kept:
-            kept.pop("hybrid").index.close()
-        kept.clear()
-
     return search, lambda pages: len(hybrid_of(pages).units), release
+
+
+def _let_go(kept: dict) -> None:
+    """Close the index `kept` holds (its vectors' files go with it) and forget what it kept."""
+    if "index" in kept:
+        kept["index"].close()
+    kept.clear()
 
 
 def _blocks_of_scores(index: CompactIndex, questions: list, embedder):
